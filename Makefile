@@ -1,0 +1,93 @@
+# dataset: Apache Flink's DataSet operators as a SQLite extension.
+#
+#   make             build build/dataset.so
+#   make demo        build, then run every sql/examples/*.sql in the sqlite3 shell
+#   make test        build, then run the whole test suite
+#   make testfixture a tclsh with the extension linked in statically
+#                    (-DSQLITE_CORE, sqlite3_auto_extension), for sanitizers
+#                    and fault injection
+#
+# Missing Debian packages are installed with apt-get when run as root;
+# otherwise make stops and prints the command that installs them.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+SQLITE3 ?= sqlite3
+TCLSH   ?= tclsh
+
+VERSION   := $(shell cat VERSION)
+DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fPIC \
+             -DDS_VERSION='"$(VERSION)"'
+SRC       := $(wildcard ext/*.c)
+HDR       := $(wildcard ext/*.h)
+TCL_INC   ?= /usr/include/tcl8.6
+
+.PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
+        deps-fixture
+
+all: build/dataset.so
+
+build/dataset.so: $(SRC) $(HDR) | deps-build
+	@mkdir -p build
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS)
+
+testfixture: build/testfixture
+
+build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
+	@mkdir -p build
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -Iext -I$(TCL_INC) -o $@ \
+	    tests/testfixture.c $(SRC) $(LDFLAGS) -lsqlite3 -ltcl8.6 -lm
+
+demo: build/dataset.so | deps-demo
+	@for f in sql/examples/*.sql; do \
+	    echo "==> $$f"; \
+	    $(SQLITE3) -batch -bail :memory: < "$$f" || exit 1; \
+	    echo; \
+	done
+
+test: build/dataset.so | deps-test
+	$(TCLSH) tests/runall.tcl
+
+clean:
+	rm -rf build
+
+# --- Debian packages ------------------------------------------------------
+# $(call ds_need,package:test-command ...) checks each package by its test
+# command and installs the missing ones (root) or says how (not root).
+define ds_need
+	@missing=""; \
+	for spec in $(1); do \
+	    pkg=$${spec%%:*}; check=$${spec#*:}; \
+	    sh -c "$$check" >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "Installing missing packages:$$missing"; \
+	        export DEBIAN_FRONTEND=noninteractive; \
+	        apt-get install -y -q $$missing >/dev/null 2>&1 || \
+	        { apt-get update -q >/dev/null 2>&1 && \
+	          apt-get install -y -q $$missing >/dev/null; } || \
+	        { echo "apt-get could not install:$$missing"; exit 1; }; \
+	    else \
+	        echo "Missing packages:$$missing"; \
+	        echo "Install them with:  sudo apt-get install -y$$missing"; \
+	        exit 1; \
+	    fi; \
+	fi
+endef
+
+PKG_BUILD   := libsqlite3-dev:'test -f /usr/include/sqlite3.h' \
+               libxxhash-dev:'test -f /usr/include/xxhash.h'
+PKG_DEMO    := sqlite3:'command -v sqlite3'
+PKG_TEST    := tcl:'command -v tclsh' \
+               libsqlite3-tcl:'echo "package require sqlite3" | tclsh'
+PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
+
+deps-build:
+	$(call ds_need,$(PKG_BUILD))
+deps-demo:
+	$(call ds_need,$(PKG_DEMO))
+deps-test:
+	$(call ds_need,$(PKG_DEMO) $(PKG_TEST))
+deps-fixture:
+	$(call ds_need,$(PKG_BUILD) $(PKG_TEST) $(PKG_FIXTURE))

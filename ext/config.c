@@ -1,0 +1,265 @@
+/*
+** config.c: ds_config(), the settings of one connection.
+**
+**   ds_config(name)          the current value
+**   ds_config(name, value)   set it; returns the new value
+**   ds_config()              every setting, as one JSON object
+**
+** Settings (per connection, never shared):
+**
+**   memory_limit   bytes all operators of the connection may hold before
+**                  they spill: an integer, or text such as '64MB', '1GB',
+**                  '512K' (K, M, G, T are powers of 1024, with or without
+**                  B or iB).  Read back as an integer.  Default 256 MiB.
+**   temp_dir       directory for spill files.  Default: $TMPDIR, else the
+**                  first writable of $SQLITE_TMPDIR, /var/tmp, /usr/tmp,
+**                  /tmp, as SQLite chooses.  '' or NULL restores it.
+**   threads        worker threads an operator may use, 1 to 64.
+**   strict_hints   1 refuses the hint and join type pairs Flink refuses.
+*/
+#include "dataset_int.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DS_DEFAULT_MEMORY_LIMIT (256 * (i64)1024 * 1024)
+#define DS_MAX_THREADS 64
+
+static int dsIsWritableDir(const char *z){
+  struct stat st;
+  return z && z[0] && stat(z, &st)==0 && S_ISDIR(st.st_mode)
+      && access(z, W_OK | X_OK)==0;
+}
+
+/* The directory spill files go to. */
+const char *dsTempDir(DsConn *pConn){
+  static const char *const azDir[] = { "/var/tmp", "/usr/tmp", "/tmp" };
+  const char *z;
+  size_t i;
+  if( pConn->zTempDir ) return pConn->zTempDir;
+  z = getenv("TMPDIR");
+  if( dsIsWritableDir(z) ) return z;
+  z = getenv("SQLITE_TMPDIR");
+  if( dsIsWritableDir(z) ) return z;
+  for(i=0; i<sizeof(azDir)/sizeof(azDir[0]); i++){
+    if( dsIsWritableDir(azDir[i]) ) return azDir[i];
+  }
+  return ".";
+}
+
+/*
+** Parse a size: digits, optional blanks, optional K/M/G/T with optional
+** B or iB, any case.  -1 if z is not such a size or it overflows.
+*/
+static i64 dsParseSize(const char *z){
+  i64 n = 0;
+  int nShift = 0;
+  while( isspace((unsigned char)*z) ) z++;
+  if( !isdigit((unsigned char)*z) ) return -1;
+  while( isdigit((unsigned char)*z) ){
+    if( n > (((i64)1 << 62) - 9) / 10 ) return -1;
+    n = n*10 + (*z++ - '0');
+  }
+  while( isspace((unsigned char)*z) ) z++;
+  switch( *z ){
+    case 'k': case 'K': nShift = 10; z++; break;
+    case 'm': case 'M': nShift = 20; z++; break;
+    case 'g': case 'G': nShift = 30; z++; break;
+    case 't': case 'T': nShift = 40; z++; break;
+  }
+  if( nShift && (*z=='i' || *z=='I') && (z[1]=='b' || z[1]=='B') ){
+    z += 2;
+  }else if( *z=='b' || *z=='B' ){
+    z++;
+  }
+  while( isspace((unsigned char)*z) ) z++;
+  if( *z ) return -1;
+  if( n > (((i64)1 << 62) >> nShift) ) return -1;
+  return n << nShift;
+}
+
+/* An integer argument, given as an integer or as integer text; or -1. */
+static i64 dsIntArg(sqlite3_value *pVal){
+  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+    return sqlite3_value_int64(pVal);
+  }
+  if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    i64 n = 0;
+    if( !isdigit((unsigned char)z[0]) ) return -1;
+    while( isdigit((unsigned char)*z) && n < ((i64)1 << 40) ){
+      n = n*10 + (*z++ - '0');
+    }
+    return *z ? -1 : n;
+  }
+  return -1;
+}
+
+/* 'text' or NULL: how a bad value is shown in a message. */
+static char *dsShowValue(sqlite3_value *pVal){
+  if( sqlite3_value_type(pVal)==SQLITE_NULL ) return sqlite3_mprintf("NULL");
+  return sqlite3_mprintf("'%s'", (const char *)sqlite3_value_text(pVal));
+}
+
+static void dsConfigError(sqlite3_context *ctx, const char *zWhat,
+                          sqlite3_value *pVal){
+  char *zVal = dsShowValue(pVal);
+  char *zMsg = zVal ? sqlite3_mprintf("ds_config: %s, not %s", zWhat, zVal)
+                    : 0;
+  if( zMsg ){
+    sqlite3_result_error(ctx, zMsg, -1);
+  }else{
+    sqlite3_result_error_nomem(ctx);
+  }
+  sqlite3_free(zVal);
+  sqlite3_free(zMsg);
+}
+
+static int dsSetMemoryLimit(sqlite3_context *ctx, DsConn *pConn,
+                            sqlite3_value *pVal){
+  i64 n = -1;
+  if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
+    n = sqlite3_value_int64(pVal);
+  }else if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
+    n = dsParseSize((const char *)sqlite3_value_text(pVal));
+  }
+  if( n<=0 ){
+    dsConfigError(ctx, "memory_limit must be a positive number of bytes or "
+                  "text like '64MB' or '1GB' (K, M, G are powers of 1024)",
+                  pVal);
+    return SQLITE_ERROR;
+  }
+  pConn->nMemLimit = n;
+  return SQLITE_OK;
+}
+
+static int dsSetTempDir(sqlite3_context *ctx, DsConn *pConn,
+                        sqlite3_value *pVal){
+  const char *z = (const char *)sqlite3_value_text(pVal);
+  char *zNew = 0;
+  if( sqlite3_value_type(pVal)!=SQLITE_NULL
+   && sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    dsConfigError(ctx, "temp_dir must be a directory name", pVal);
+    return SQLITE_ERROR;
+  }
+  if( z && z[0] ){
+    if( !dsIsWritableDir(z) ){
+      char *zMsg = sqlite3_mprintf(
+          "ds_config: temp_dir '%s' is not a writable directory", z);
+      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      sqlite3_free(zMsg);
+      return SQLITE_ERROR;
+    }
+    zNew = sqlite3_mprintf("%s", z);
+    if( zNew==0 ){
+      sqlite3_result_error_nomem(ctx);
+      return SQLITE_NOMEM;
+    }
+  }
+  sqlite3_free(pConn->zTempDir);
+  pConn->zTempDir = zNew;
+  return SQLITE_OK;
+}
+
+static int dsSetThreads(sqlite3_context *ctx, DsConn *pConn,
+                        sqlite3_value *pVal){
+  i64 n = dsIntArg(pVal);
+  if( n<1 || n>DS_MAX_THREADS ){
+    dsConfigError(ctx, "threads must be an integer from 1 to 64", pVal);
+    return SQLITE_ERROR;
+  }
+  pConn->nThread = (int)n;
+  return SQLITE_OK;
+}
+
+static int dsSetStrictHints(sqlite3_context *ctx, DsConn *pConn,
+                            sqlite3_value *pVal){
+  i64 n = dsIntArg(pVal);
+  if( n!=0 && n!=1 ){
+    dsConfigError(ctx, "strict_hints must be 0 or 1", pVal);
+    return SQLITE_ERROR;
+  }
+  pConn->bStrictHints = (int)n;
+  return SQLITE_OK;
+}
+
+/* Return the value of setting i. */
+static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
+  switch( i ){
+    case 0: sqlite3_result_int64(ctx, pConn->nMemLimit); break;
+    case 1: sqlite3_result_text(ctx, dsTempDir(pConn), -1, SQLITE_TRANSIENT);
+            break;
+    case 2: sqlite3_result_int(ctx, pConn->nThread); break;
+    default: sqlite3_result_int(ctx, pConn->bStrictHints); break;
+  }
+}
+
+static const struct DsSetting {
+  const char *zName;
+  int (*xSet)(sqlite3_context *, DsConn *, sqlite3_value *);
+} aSetting[] = {
+  { "memory_limit", dsSetMemoryLimit },
+  { "temp_dir",     dsSetTempDir },
+  { "threads",      dsSetThreads },
+  { "strict_hints", dsSetStrictHints },
+};
+#define DS_N_SETTING ((int)(sizeof(aSetting)/sizeof(aSetting[0])))
+
+static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
+  const char *zDir = dsTempDir(pConn);
+  sqlite3_str *pOut = sqlite3_str_new(0);
+  char *z;
+  sqlite3_str_appendf(pOut, "{\"memory_limit\":%lld,\"temp_dir\":",
+                      pConn->nMemLimit);
+  dsJsonString(pOut, zDir, (int)strlen(zDir));
+  sqlite3_str_appendf(pOut, ",\"threads\":%d,\"strict_hints\":%d}",
+                      pConn->nThread, pConn->bStrictHints);
+  z = sqlite3_str_finish(pOut);
+  if( z==0 ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, z, -1, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');
+}
+
+static void dsConfigFunc(sqlite3_context *ctx, int argc,
+                         sqlite3_value **argv){
+  DsConn *pConn = (DsConn *)sqlite3_user_data(ctx);
+  const char *zName;
+  int i;
+  if( argc==0 ){
+    dsConfigAll(ctx, pConn);
+    return;
+  }
+  zName = (const char *)sqlite3_value_text(argv[0]);
+  for(i=0; zName && i<DS_N_SETTING; i++){
+    if( sqlite3_stricmp(zName, aSetting[i].zName)==0 ) break;
+  }
+  if( zName==0 || i==DS_N_SETTING ){
+    char *zMsg = sqlite3_mprintf("ds_config: unknown setting '%s'; settings: "
+        "memory_limit, temp_dir, threads, strict_hints",
+        zName ? zName : "NULL");
+    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    sqlite3_free(zMsg);
+    return;
+  }
+  if( argc==2 && aSetting[i].xSet(ctx, pConn, argv[1])!=SQLITE_OK ) return;
+  dsConfigResult(ctx, pConn, i);
+}
+
+int dsRegisterConfig(sqlite3 *db, DsConn *pConn){
+  int rc = SQLITE_OK;
+  int nArg;
+  pConn->nMemLimit = DS_DEFAULT_MEMORY_LIMIT;
+  pConn->nThread = 1;
+  pConn->bStrictHints = 0;
+  for(nArg=0; nArg<=2 && rc==SQLITE_OK; nArg++){
+    rc = sqlite3_create_function(db, "ds_config", nArg,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, pConn,
+                                 dsConfigFunc, 0, 0);
+  }
+  return rc;
+}

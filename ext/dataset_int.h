@@ -1,0 +1,360 @@
+/*
+** dataset_int.h: declarations shared by the sources of the `dataset`
+** extension.  Nothing here is exported from the shared library except
+** sqlite3_dataset_init(), declared in dataset.h.
+**
+** The pieces, one file each:
+**
+**   dataset.c     entry point, per-connection state, ds_version()
+**   config.c      ds_config(): memory_limit, temp_dir, threads, strict_hints
+**   memory.c      the per-connection memory budget and the row arena
+**   row.c         the one row format, key hashing, key equality and order
+**   json.c        JSON text of values and rows
+**   input.c       dataset arguments (tables, views, queries), keys, readers
+**   hashtable.c   the chained hash table used by every hash strategy
+**   hashjoin.c    BROADCAST_HASH_x and REPARTITION_HASH_x
+**   sort.c        sorting rows on their keys
+**   mergejoin.c   REPARTITION_SORT_MERGE
+**   join.c        the join driver: hints, join types, strategy choice
+**   stats.c       ds_last_stats() and the statistics of a run
+**   join_vtab.c   the ds_join_hint module
+*/
+#ifndef DATASET_INT_H
+#define DATASET_INT_H
+
+#include "sqlite3ext.h"
+SQLITE_EXTENSION_INIT3
+
+#include <stddef.h>
+#include <string.h>
+
+typedef sqlite3_int64 i64;
+typedef sqlite3_uint64 u64;
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned char u8;
+
+/* Rows are read from inputs and handed on in batches of this many. */
+#define DS_BATCH 1024
+
+/*************************************************************************
+** Per-connection state (dataset.c, config.c)
+*/
+typedef struct DsConn DsConn;
+struct DsConn {
+  sqlite3 *db;
+  i64 nMemLimit;          /* memory_limit: bytes all operators may hold */
+  char *zTempDir;         /* temp_dir as set, or NULL for the default */
+  int nThread;            /* threads */
+  int bStrictHints;       /* strict_hints */
+  i64 nMemUsed;           /* bytes held now by operators of this connection */
+  char *zLastStats;       /* JSON for ds_last_stats(), or NULL */
+};
+
+void dsConnFree(void *pConn);
+int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
+const char *dsTempDir(DsConn *pConn);
+
+/*************************************************************************
+** Memory (memory.c)
+**
+** Every buffer an operator holds is charged to a DsMem, which charges the
+** connection.  The arena hands out row storage in chunks that grow
+** geometrically, so a small input costs little and a large one few calls.
+*/
+typedef struct DsMem DsMem;
+struct DsMem {
+  DsConn *pConn;
+  i64 nUsed;              /* bytes this operator holds */
+  i64 nPeak;              /* most it ever held */
+};
+
+void dsMemInit(DsMem *pMem, DsConn *pConn);
+void *dsMalloc(DsMem *pMem, i64 n);
+void *dsRealloc(DsMem *pMem, void *p, i64 n);
+void dsFree(DsMem *pMem, void *p);
+int dsMemOverBudget(const DsMem *pMem);
+
+typedef struct DsChunk DsChunk;
+typedef struct DsArena DsArena;
+struct DsArena {
+  DsMem *pMem;
+  DsChunk *pChunk;        /* newest chunk, linked to the older ones */
+  u8 *pFree;              /* next free byte of pChunk */
+  u8 *pEnd;               /* end of pChunk */
+  i64 nNext;              /* size of the next chunk to allocate */
+  i64 nByte;              /* bytes held by all chunks */
+};
+
+void dsArenaInit(DsArena *p, DsMem *pMem);
+void *dsArenaAlloc(DsArena *p, i64 n);
+void dsArenaUndo(DsArena *p, void *pLast);
+void dsArenaReset(DsArena *p);
+void dsArenaClear(DsArena *p);
+
+/*************************************************************************
+** The row format (row.c)
+**
+** One row of one input, holding only the columns an operator needs: the
+** key columns first, in key order, then the other needed columns.  The
+** values are packed back to back in aData, each as a type byte followed
+** by its payload (8 bytes for INTEGER and REAL; a 4-byte length and the
+** bytes for TEXT and BLOB; nothing for NULL).  Values are kept exactly as
+** the input gave them; only hashing and comparison treat 1 and 1.0 alike.
+**
+** Everything from `hash` to the end of aData is position independent: that
+** image is what spill files hold, so a row is written and read back with
+** one copy.
+*/
+#define DS_NULL 0
+#define DS_INT  1
+#define DS_REAL 2
+#define DS_TEXT 3
+#define DS_BLOB 4
+
+#define DS_ROW_MATCHED 0x01   /* found a partner (outer joins) */
+#define DS_ROW_NULLKEY 0x02   /* some key column is NULL: matches nothing */
+
+typedef struct DsRow DsRow;
+struct DsRow {
+  DsRow *pNext;           /* link in a list or hash chain */
+  u64 hash;               /* hash of the key; 0 for a NULL key */
+  u32 nData;              /* bytes in aData */
+  u32 nKey;               /* bytes of aData holding the key columns */
+  u8 flags;               /* DS_ROW_* */
+  u8 aData[];
+};
+
+#define DS_ROW_HDR   (offsetof(DsRow, aData) - offsetof(DsRow, hash))
+#define DS_ROW_IMAGE(p) ((u8 *)&(p)->hash)
+#define DS_ROW_SIZE(nData) (offsetof(DsRow, aData) + (size_t)(nData))
+
+typedef struct DsValue DsValue;
+struct DsValue {
+  int eType;              /* DS_NULL .. DS_BLOB */
+  int n;                  /* bytes of TEXT or BLOB */
+  i64 i;                  /* DS_INT */
+  double r;               /* DS_REAL */
+  const u8 *z;            /* DS_TEXT, DS_BLOB */
+};
+
+int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
+                  int nKeyCol, DsRow **ppRow);
+const u8 *dsValueDecode(const u8 *p, DsValue *pVal);
+const u8 *dsValueSkip(const u8 *p);
+void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
+void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
+int dsValueCompare(const DsValue *a, const DsValue *b);
+
+u64 dsKeyHash(const u8 *aKey, int nKeyCol);
+int dsRowKeyEqual(const DsRow *a, const DsRow *b);
+int dsRowKeyCompare(const DsRow *a, const DsRow *b);
+
+/*************************************************************************
+** JSON text (json.c)
+*/
+void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal);
+void dsJsonString(sqlite3_str *pOut, const char *z, int n);
+
+/*************************************************************************
+** Dataset inputs and keys (input.c)
+*/
+typedef struct DsInput DsInput;
+struct DsInput {
+  char *zText;            /* the argument as given, for messages */
+  char *zBody;            /* one SELECT that yields the whole input */
+  char *zSchema;          /* schema of a named table or view, or NULL */
+  char *zName;            /* name of a table or view, NULL for a query */
+  int nCol;               /* columns of the input */
+  char **azCol;           /* their names, made unique (id, id_2, ...) */
+  char **azDecl;          /* their declared types; entries may be NULL */
+};
+
+int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
+                const char *zText, DsInput **ppIn, char **pzErr);
+void dsInputFree(DsInput *pIn);
+int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
+                const char *zSide, const char *zKeys, int *pnKey,
+                int **paiKey, char **pzErr);
+char *dsInputColumnList(const DsInput *pIn);
+
+/* A source of rows: an input being read, or (later) a spill file. */
+typedef struct DsSource DsSource;
+struct DsSource {
+  int (*xNext)(DsSource *, DsArena *, DsRow **);   /* SQLITE_ROW/DONE/err */
+  void (*xClose)(DsSource *);
+  i64 nRow;               /* rows handed out so far */
+  char *zErr;             /* message of the last error, or NULL */
+};
+
+int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                 int nKey, const int *aiKey, int nPay, const int *aiPay,
+                 DsSource **ppSrc, char **pzErr);
+i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn);
+
+/*************************************************************************
+** Hints, join types and the statistics of a run (join.c, stats.c)
+*/
+#define DS_HINT_OPTIMIZER         0
+#define DS_HINT_BROADCAST_FIRST   1
+#define DS_HINT_BROADCAST_SECOND  2
+#define DS_HINT_REPARTITION_FIRST 3
+#define DS_HINT_REPARTITION_SECOND 4
+#define DS_HINT_SORT_MERGE        5
+#define DS_N_HINT                 6
+
+/* A join type is which sides keep their unmatched rows. */
+#define DS_KEEP_LEFT   0x01
+#define DS_KEEP_RIGHT  0x02
+#define DS_JOIN_INNER  0
+#define DS_JOIN_LEFT   DS_KEEP_LEFT
+#define DS_JOIN_RIGHT  DS_KEEP_RIGHT
+#define DS_JOIN_FULL   (DS_KEEP_LEFT | DS_KEEP_RIGHT)
+
+extern const char *const dsHintName[DS_N_HINT];
+extern const char *const dsJoinTypeName[4];
+
+int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                char **pzErr);
+int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
+                    char **pzErr);
+int dsParseHintText(const char *zFunc, const char *z, int *peHint,
+                    char **pzErr);
+int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
+                        char **pzErr);
+int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
+                      int eType, char **pzErr);
+
+/* Timing phases reported in ds_last_stats().ms */
+#define DS_PHASE_PLAN   0
+#define DS_PHASE_BUILD  1
+#define DS_PHASE_PROBE  2
+#define DS_PHASE_SORT   3
+#define DS_PHASE_MERGE  4
+#define DS_N_PHASE      5
+
+typedef struct DsStats DsStats;
+struct DsStats {
+  const char *zOperator;  /* "join", "cogroup", "cross" */
+  const char *zHint;      /* the hint as given (canonical name) */
+  const char *zJoinType;  /* INNER, LEFT_OUTER, ... or NULL */
+  const char *zStrategy;  /* the strategy really used */
+  int iBuild;             /* 0 left, 1 right, -1 none */
+  i64 anRow[2];           /* rows read from left and right */
+  i64 nOut;               /* rows produced */
+  i64 nPartition;
+  i64 nSpilled;           /* bytes written to spill files */
+  i64 nPeakMem;
+  char *zReason;          /* why this strategy (sqlite3_malloc'd) */
+  double aMs[DS_N_PHASE];
+};
+
+void dsStatsInit(DsStats *p, const char *zOperator);
+void dsStatsPhase(DsStats *p, int ePhase, double *ptPrev);
+double dsNowMs(void);
+void dsStatsPublish(DsConn *pConn, DsStats *p);
+void dsStatsClear(DsStats *p);
+int dsRegisterStats(sqlite3 *db, DsConn *pConn);
+
+/*************************************************************************
+** Equi-joins (join.c, hashtable.c, hashjoin.c, sort.c, mergejoin.c)
+*/
+typedef struct DsJoinSpec DsJoinSpec;
+struct DsJoinSpec {
+  const char *zFunc;      /* the SQL function or module, for messages */
+  DsInput *apIn[2];       /* left and right inputs */
+  int nKey;               /* key columns per side */
+  int *aaiKey[2];         /* their column numbers in each input */
+  int anPay[2];           /* other columns to carry, per side */
+  int *aaiPay[2];         /* their column numbers in each input */
+  int eHint;              /* DS_HINT_* */
+  int eType;              /* DS_JOIN_* */
+  int bWantOrder;         /* the query wants rows in key order */
+};
+
+/*
+** A running join hands out pairs: ap[0] is the left row, ap[1] the right
+** row; either is NULL for the missing side of an outer-join row.  The
+** rows stay valid until the next call.
+*/
+typedef struct DsPairIter DsPairIter;
+struct DsPairIter {
+  int (*xNext)(DsPairIter *, DsRow **ap);     /* SQLITE_ROW/DONE/err */
+  void (*xClose)(DsPairIter *);
+  char *zErr;             /* message for an error return, or NULL */
+};
+
+typedef struct DsJoin DsJoin;
+int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
+               char **pzErr);
+int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
+void dsJoinClose(DsJoin *p);
+
+/* A hash table of build rows, chained through DsRow.pNext. */
+typedef struct DsHashTable DsHashTable;
+struct DsHashTable {
+  DsMem *pMem;
+  DsRow **aSlot;          /* power-of-two directory of chains */
+  u64 mask;               /* nSlot - 1 */
+  i64 nRow;
+};
+
+int dsHashTableInit(DsHashTable *p, DsMem *pMem, i64 nRow);
+void dsHashTableFree(DsHashTable *p);
+void dsHashTableInsertList(DsHashTable *p, DsRow *pList);
+
+static inline DsRow **dsHashTableSlot(const DsHashTable *p, u64 h){
+  return &p->aSlot[h & p->mask];
+}
+
+/*
+** A running operator: its connection, its share of the memory budget,
+** its statistics, its two inputs.  Strategies, sorts and spills take it.
+*/
+typedef struct DsOp DsOp;
+struct DsOp {
+  DsConn *pConn;
+  const char *zFunc;      /* for messages */
+  DsMem mem;
+  DsStats stats;
+  DsSource *apSrc[2];     /* left and right rows */
+  int eType;              /* DS_JOIN_* */
+  sqlite3_stmt *pPing;    /* "SELECT 1": stepping it notices an interrupt */
+  u32 nTick;              /* CPU steps since the last interrupt check */
+};
+
+int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
+             const char *zOperator);
+void dsOpFinish(DsOp *pOp);
+int dsOpCheckInterrupt(DsOp *pOp);
+
+/* Call in CPU-only loops: checks for an interrupt every 64K steps. */
+static inline int dsOpTick(DsOp *pOp){
+  if( ((++pOp->nTick) & 0xffff)==0 ) return dsOpCheckInterrupt(pOp);
+  return SQLITE_OK;
+}
+
+int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
+                   DsPairIter **ppIter);
+int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
+
+/* Plans (plan.c) */
+int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
+                     int *peStrategy, char **pzReason);
+
+/* Sorting (sort.c): rows of a source, in key order, NULL keys first. */
+typedef struct DsSorted DsSorted;
+struct DsSorted {
+  DsRow **aRow;
+  i64 nRow;
+  DsArena arena;
+};
+int dsSortSource(DsOp *pOp, DsSource *pSrc, DsSorted *pOut);
+void dsSortedFree(DsSorted *p, DsMem *pMem);
+
+/*************************************************************************
+** Modules and functions
+*/
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+
+#endif /* DATASET_INT_H */

@@ -1,0 +1,642 @@
+/*
+** input.c: dataset arguments, key arguments, and reading rows from inputs.
+**
+** A dataset argument is text naming a table or view (optionally
+** schema-qualified, quoted where needed) or one read-only query starting
+** with SELECT, WITH or VALUES, optionally in parentheses.  dsInputOpen()
+** turns it into a DsInput: a SELECT that yields the whole input, plus the
+** input's column names (made unique: id, id_2) and declared types.
+**
+** No argument is ever pasted into SQL as it stands.  A name is parsed into
+** its schema and object parts, which are then quoted with "%w".  A query
+** is compiled on its own first: it must be one complete statement that
+** sqlite3_stmt_readonly() accepts, with nothing after it but space,
+** comments and semicolons.  Only then is it used as the body of a CTE,
+** on lines of its own so that a trailing line comment cannot swallow the
+** closing parenthesis.
+**
+** A reader runs
+**
+**     WITH "ds:input"(c0, c1, ...) AS (<body>) SELECT cK1, ..., cP1, ...
+**
+** naming exactly the columns an operator needs, key columns first: the
+** CTE's column list renames the input's columns by position, so inputs
+** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
+** and SQLite's flattener reduces this to reading just those columns.
+*/
+#include "dataset_int.h"
+
+#include <ctype.h>
+
+#define DS_DATASET_HELP \
+  "a dataset is a table or view name (optionally schema-qualified) or one " \
+  "read-only query starting with SELECT, WITH or VALUES"
+
+static int dsIsIdChar(int c){
+  return isalnum(c) || c=='_' || c=='$' || c>=0x80;
+}
+
+/* Skip white space and SQL comments. */
+static const char *dsSkipSpace(const char *z){
+  for(;;){
+    while( isspace((unsigned char)*z) ) z++;
+    if( z[0]=='-' && z[1]=='-' ){
+      while( *z && *z!='\n' ) z++;
+    }else if( z[0]=='/' && z[1]=='*' ){
+      const char *zEnd = strstr(z + 2, "*/");
+      z = zEnd ? zEnd + 2 : z + strlen(z);
+    }else{
+      return z;
+    }
+  }
+}
+
+/* If z starts with keyword zKw (any case) as a whole word, return its
+** length, else 0. */
+static int dsKeyword(const char *z, const char *zKw){
+  int n = (int)strlen(zKw);
+  if( sqlite3_strnicmp(z, zKw, n)==0 && !dsIsIdChar((unsigned char)z[n]) ){
+    return n;
+  }
+  return 0;
+}
+
+/*
+** If z starts with a quote or bracket, return the index just past the
+** matching close (doubled quotes stay inside), or 0 if there is none.
+*/
+static int dsQuotedLength(const char *z){
+  char cEnd;
+  int i;
+  switch( z[0] ){
+    case '"': case '\'': case '`': cEnd = z[0]; break;
+    case '[': cEnd = ']'; break;
+    default: return 0;
+  }
+  for(i=1; z[i]; i++){
+    if( z[i]==cEnd ){
+      if( cEnd!=']' && z[i+1]==cEnd ){ i++; continue; }
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+/* Index of the parenthesis closing the one at z[0], or -1. */
+static int dsMatchParen(const char *z){
+  int nDepth = 0;
+  int i = 0;
+  while( z[i] ){
+    const char *zNext = dsSkipSpace(z + i);
+    int nQ;
+    if( zNext!=z + i ){ i = (int)(zNext - z); continue; }
+    nQ = dsQuotedLength(z + i);
+    if( nQ ){ i += nQ; continue; }
+    if( z[i]=='(' ) nDepth++;
+    if( z[i]==')' && --nDepth==0 ) return i;
+    i++;
+  }
+  return -1;
+}
+
+/* One identifier at z, dequoted into *pzOut; returns its length or 0. */
+static int dsParseIdent(const char *z, char **pzOut){
+  int n = dsQuotedLength(z);
+  if( n>=2 ){
+    char *zOut = sqlite3_malloc64((sqlite3_uint64)n);
+    int i, j = 0;
+    char cEnd = z[0]=='[' ? ']' : z[0];
+    if( zOut==0 ) return -1;
+    for(i=1; i<n-1; i++){
+      zOut[j++] = z[i];
+      if( z[i]==cEnd && cEnd!=']' ) i++;
+    }
+    zOut[j] = 0;
+    *pzOut = zOut;
+    return n;
+  }
+  if( isalpha((unsigned char)z[0]) || z[0]=='_' || (unsigned char)z[0]>=0x80 ){
+    for(n=1; dsIsIdChar((unsigned char)z[n]); n++){}
+    *pzOut = sqlite3_mprintf("%.*s", n, z);
+    return *pzOut ? n : -1;
+  }
+  return 0;
+}
+
+/*
+** Parse "name" or "schema.name" filling all of z.  SQLITE_OK with both
+** outputs set (zSchema may be NULL), SQLITE_NOTFOUND if z is not a name,
+** SQLITE_NOMEM.
+*/
+static int dsParseName(const char *z, char **pzSchema, char **pzName){
+  char *zA = 0, *zB = 0;
+  int n = dsParseIdent(z, &zA);
+  if( n<0 ) return SQLITE_NOMEM;
+  if( n==0 ) return SQLITE_NOTFOUND;
+  z = dsSkipSpace(z + n);
+  if( *z=='.' ){
+    z = dsSkipSpace(z + 1);
+    n = dsParseIdent(z, &zB);
+    if( n<=0 ){
+      sqlite3_free(zA);
+      return n<0 ? SQLITE_NOMEM : SQLITE_NOTFOUND;
+    }
+    z = dsSkipSpace(z + n);
+  }
+  if( *z ){
+    sqlite3_free(zA);
+    sqlite3_free(zB);
+    return SQLITE_NOTFOUND;
+  }
+  if( zB ){
+    *pzSchema = zA;
+    *pzName = zB;
+  }else{
+    *pzSchema = 0;
+    *pzName = zA;
+  }
+  return SQLITE_OK;
+}
+
+/* Does the text start with the keyword of a statement other than a query? */
+static int dsLooksLikeStatement(const char *z){
+  static const char *const azKw[] = {
+    "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER",
+    "PRAGMA", "ATTACH", "DETACH", "BEGIN", "COMMIT", "END", "ROLLBACK",
+    "SAVEPOINT", "RELEASE", "VACUUM", "ANALYZE", "REINDEX", "EXPLAIN"
+  };
+  size_t i;
+  for(i=0; i<sizeof(azKw)/sizeof(azKw[0]); i++){
+    int n = dsKeyword(z, azKw[i]);
+    if( n && *dsSkipSpace(z + n) ) return 1;
+  }
+  return 0;
+}
+
+/* Is z (after any opening parentheses) a SELECT, WITH or VALUES query? */
+static int dsIsQuery(const char *z){
+  while( *z=='(' ) z = dsSkipSpace(z + 1);
+  return dsKeyword(z, "SELECT") || dsKeyword(z, "WITH")
+      || dsKeyword(z, "VALUES");
+}
+
+/* Copy of the n bytes at z without white space at the end. */
+static char *dsTrimEnd(const char *z, int n){
+  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  return sqlite3_mprintf("%.*s", n, z);
+}
+
+/* Drop parentheses that enclose the whole query, and blanks at the end. */
+static char *dsUnwrapQuery(const char *z){
+  int n = (int)strlen(z);
+  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  while( n>0 && z[0]=='(' && dsMatchParen(z)==n-1 ){
+    const char *zIn = dsSkipSpace(z + 1);
+    n = n - 1 - (int)(zIn - z);
+    z = zIn;
+    while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  }
+  return sqlite3_mprintf("%.*s", n, z);
+}
+
+static void dsInputSetErr(char **pzErr, char *zMsg){
+  sqlite3_free(*pzErr);
+  *pzErr = zMsg;
+}
+
+/* Record the result columns of pStmt in pIn, with unique names. */
+static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
+  int nCol = sqlite3_column_count(pStmt);
+  int i, j;
+  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 2);
+  if( pIn->azCol==0 ) return SQLITE_NOMEM;
+  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 2);
+  pIn->azDecl = &pIn->azCol[nCol + 1];
+  pIn->nCol = nCol;
+  for(i=0; i<nCol; i++){
+    const char *zName = sqlite3_column_name(pStmt, i);
+    const char *zDecl = sqlite3_column_decltype(pStmt, i);
+    char *zUnique;
+    int iSuffix = 1;
+    if( zName==0 ) return SQLITE_NOMEM;
+    zUnique = sqlite3_mprintf("%s", zName);
+    for(j=0; zUnique && j<i; j++){
+      if( sqlite3_stricmp(zUnique, pIn->azCol[j])==0 ){
+        sqlite3_free(zUnique);
+        zUnique = sqlite3_mprintf("%s_%d", zName, ++iSuffix);
+        j = -1;
+      }
+    }
+    if( zUnique==0 ) return SQLITE_NOMEM;
+    pIn->azCol[i] = zUnique;
+    if( zDecl ){
+      pIn->azDecl[i] = sqlite3_mprintf("%s", zDecl);
+      if( pIn->azDecl[i]==0 ) return SQLITE_NOMEM;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Is the rest of a statement text only space, comments and semicolons? */
+static int dsTailIsEmpty(const char *z){
+  for(;;){
+    z = dsSkipSpace(z);
+    if( *z!=';' ) return *z==0;
+    z++;
+  }
+}
+
+/* Compile the query pIn->zBody; set up its columns or an error. */
+static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
+                            const char *zSide, DsInput *pIn, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  const char *zTail = 0;
+  int rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, &zTail);
+  if( rc!=SQLITE_OK ){
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: the %s dataset query is not valid SQL: %s",
+        zFunc, zSide, sqlite3_errmsg(db)));
+    return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  }
+  if( !dsTailIsEmpty(zTail) ){
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: the %s dataset holds more than one statement; a dataset query "
+        "must be exactly one SELECT, WITH or VALUES statement",
+        zFunc, zSide));
+    rc = SQLITE_ERROR;
+  }else if( !sqlite3_stmt_readonly(pStmt) || sqlite3_column_count(pStmt)==0 ){
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: the %s dataset is a statement that writes; a dataset query "
+        "must be read-only (SELECT, WITH or VALUES)", zFunc, zSide));
+    rc = SQLITE_ERROR;
+  }else{
+    /* Keep the statement's own text, without a final semicolon. */
+    int n = (int)(zTail - pIn->zBody);
+    char *zBody;
+    while( n>0 && (pIn->zBody[n-1]==';' || isspace((unsigned char)pIn->zBody[n-1])) ){
+      n--;
+    }
+    zBody = sqlite3_mprintf("%.*s", n, pIn->zBody);
+    if( zBody==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      sqlite3_free(pIn->zBody);
+      pIn->zBody = zBody;
+      rc = dsInputColumns(pIn, pStmt);
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Set up a named table or view; pIn->zName (and zSchema) are set. */
+static int dsInputOpenName(sqlite3 *db, const char *zFunc,
+                           const char *zSide, DsInput *pIn, char **pzErr){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  char *zMissing;
+  if( pIn->zSchema ){
+    pIn->zBody = sqlite3_mprintf("SELECT * FROM \"%w\".\"%w\"",
+                                 pIn->zSchema, pIn->zName);
+    zMissing = sqlite3_mprintf("no such table: %s.%s",
+                               pIn->zSchema, pIn->zName);
+  }else{
+    pIn->zBody = sqlite3_mprintf("SELECT * FROM \"%w\"", pIn->zName);
+    zMissing = sqlite3_mprintf("no such table: %s", pIn->zName);
+  }
+  if( pIn->zBody==0 || zMissing==0 ){
+    sqlite3_free(zMissing);
+    return SQLITE_NOMEM;
+  }
+  rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    rc = dsInputColumns(pIn, pStmt);
+  }else if( rc!=SQLITE_NOMEM ){
+    if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
+      dsInputSetErr(pzErr, sqlite3_mprintf(
+          "%s: no such table or view for the %s dataset: '%s'; "
+          DS_DATASET_HELP, zFunc, zSide, pIn->zText));
+    }else{
+      dsInputSetErr(pzErr, sqlite3_mprintf(
+          "%s: the %s dataset '%s' cannot be read: %s",
+          zFunc, zSide, pIn->zText, sqlite3_errmsg(db)));
+    }
+    rc = SQLITE_ERROR;
+  }
+  sqlite3_free(zMissing);
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+void dsInputFree(DsInput *pIn){
+  if( pIn ){
+    int i;
+    if( pIn->azCol ){
+      for(i=0; i<pIn->nCol; i++){
+        sqlite3_free(pIn->azCol[i]);
+        sqlite3_free(pIn->azDecl[i]);
+      }
+      sqlite3_free(pIn->azCol);
+    }
+    sqlite3_free(pIn->zText);
+    sqlite3_free(pIn->zBody);
+    sqlite3_free(pIn->zSchema);
+    sqlite3_free(pIn->zName);
+    sqlite3_free(pIn);
+  }
+}
+
+/*
+** Resolve dataset argument zText (the zSide input of zFunc).  On error,
+** *pzErr gets a message in the extension's style.
+*/
+int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
+                const char *zText, DsInput **ppIn, char **pzErr){
+  DsInput *pIn = sqlite3_malloc64(sizeof(DsInput));
+  const char *z = dsSkipSpace(zText);
+  int rc;
+  *ppIn = 0;
+  if( pIn==0 ) return SQLITE_NOMEM;
+  memset(pIn, 0, sizeof(*pIn));
+  pIn->zText = sqlite3_mprintf("%s", zText);
+  if( pIn->zText==0 ){
+    dsInputFree(pIn);
+    return SQLITE_NOMEM;
+  }
+  if( dsIsQuery(z) ){
+    pIn->zBody = dsUnwrapQuery(z);
+    rc = pIn->zBody ? dsInputOpenQuery(db, zFunc, zSide, pIn, pzErr)
+                    : SQLITE_NOMEM;
+  }else{
+    char *zTrim = dsTrimEnd(z, (int)strlen(z));
+    if( zTrim==0 ){
+      rc = SQLITE_NOMEM;
+    }else{
+      rc = dsParseName(zTrim, &pIn->zSchema, &pIn->zName);
+      if( rc==SQLITE_NOTFOUND ){
+        if( dsLooksLikeStatement(zTrim) || zTrim[0]==0 ){
+          dsInputSetErr(pzErr, sqlite3_mprintf(
+              "%s: the %s dataset '%s' is neither a table or view name nor "
+              "a read-only query; " DS_DATASET_HELP, zFunc, zSide, zText));
+          rc = SQLITE_ERROR;
+        }else{
+          /* Perhaps an unquoted name with odd characters: try it whole. */
+          pIn->zName = zTrim;
+          zTrim = 0;
+          rc = SQLITE_OK;
+        }
+      }
+      sqlite3_free(zTrim);
+      if( rc==SQLITE_OK ) rc = dsInputOpenName(db, zFunc, zSide, pIn, pzErr);
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ) dsInputSetErr(pzErr, 0);
+    dsInputFree(pIn);
+    return rc;
+  }
+  *ppIn = pIn;
+  return SQLITE_OK;
+}
+
+/* "id, name" or "0 id, 1 name": the columns of an input, for messages. */
+static char *dsColumnsText(const DsInput *pIn, int bNumbered){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  for(i=0; i<pIn->nCol; i++){
+    if( i ) sqlite3_str_append(pStr, ", ", 2);
+    if( bNumbered ) sqlite3_str_appendf(pStr, "%d ", i);
+    sqlite3_str_appendall(pStr, pIn->azCol[i]);
+  }
+  return sqlite3_str_finish(pStr);
+}
+
+char *dsInputColumnList(const DsInput *pIn){
+  return dsColumnsText(pIn, 0);
+}
+
+/* Find column zName (case-insensitive) of pIn, or -1. */
+static int dsFindColumn(const DsInput *pIn, const char *zName){
+  int i;
+  for(i=0; i<pIn->nCol; i++){
+    if( sqlite3_stricmp(pIn->azCol[i], zName)==0 ) return i;
+  }
+  return -1;
+}
+
+/* One key term: a position, a quoted name or a bare name.  Returns the
+** column number, or -1 with *pzErr set. */
+static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
+                     const char *zSide, const char *zTerm, int nTerm,
+                     char **pzErr){
+  char *zName = 0;
+  int iCol = -1;
+  int i;
+  int bDigits = nTerm>0;
+  for(i=0; i<nTerm; i++) bDigits = bDigits && isdigit((unsigned char)zTerm[i]);
+  if( bDigits ){
+    i64 iPos = 0;
+    for(i=0; i<nTerm && iPos<=pIn->nCol; i++) iPos = iPos*10 + (zTerm[i]-'0');
+    if( iPos<pIn->nCol ) return (int)iPos;
+    {
+      char *zCols = dsColumnsText(pIn, 0);
+      dsInputSetErr(pzErr, sqlite3_mprintf(
+          "%s: %s: no column at position %.*s in the %s dataset; positions "
+          "run from 0 to %d (%s)", zFunc, zArg, nTerm, zTerm, zSide,
+          pIn->nCol - 1, zCols));
+      sqlite3_free(zCols);
+    }
+    return -1;
+  }
+  if( dsQuotedLength(zTerm)==nTerm && nTerm>=2 ){
+    if( dsParseIdent(zTerm, &zName)<0 ) return -1;
+  }else{
+    zName = sqlite3_mprintf("%.*s", nTerm, zTerm);
+  }
+  if( zName==0 ) return -1;
+  iCol = dsFindColumn(pIn, zName);
+  if( iCol<0 ){
+    char *zCols = dsColumnsText(pIn, 0);
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: %s: no column '%s' in the %s dataset; its columns are: %s",
+        zFunc, zArg, zName, zSide, zCols));
+    sqlite3_free(zCols);
+  }
+  sqlite3_free(zName);
+  return iCol;
+}
+
+/*
+** Parse key argument zKeys (named zArg, "left_key" or "right_key") against
+** input pIn: comma-separated names, quoted names or 0-based positions.
+*/
+int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
+                const char *zSide, const char *zKeys, int *pnKey,
+                int **paiKey, char **pzErr){
+  int *aiKey = 0;
+  int nKey = 0;
+  const char *z = zKeys;
+  *pnKey = 0;
+  *paiKey = 0;
+  for(;;){
+    const char *zStart;
+    int n;
+    int iCol;
+    int *aNew;
+    z = dsSkipSpace(z);
+    if( *z==0 ) break;
+    zStart = z;
+    while( *z && *z!=',' ){
+      int nQ = dsQuotedLength(z);
+      z += nQ ? nQ : 1;
+    }
+    n = (int)(z - zStart);
+    while( n>0 && isspace((unsigned char)zStart[n-1]) ) n--;
+    if( *z==',' ) z++;
+    if( n==0 ) continue;
+    iCol = dsKeyTerm(zFunc, zArg, pIn, zSide, zStart, n, pzErr);
+    if( iCol<0 ){
+      sqlite3_free(aiKey);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    aNew = sqlite3_realloc64(aiKey, sizeof(int) * (size_t)(nKey + 1));
+    if( aNew==0 ){
+      sqlite3_free(aiKey);
+      return SQLITE_NOMEM;
+    }
+    aiKey = aNew;
+    aiKey[nKey++] = iCol;
+  }
+  if( nKey==0 ){
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: %s names no column; give column names or 0-based positions, "
+        "comma-separated", zFunc, zArg));
+    return SQLITE_ERROR;
+  }
+  *pnKey = nKey;
+  *paiKey = aiKey;
+  return SQLITE_OK;
+}
+
+/*************************************************************************
+** Readers: DsSource over an input's SELECT.
+*/
+typedef struct DsReader DsReader;
+struct DsReader {
+  DsSource base;
+  sqlite3_stmt *pStmt;
+  int nCol;               /* columns per row */
+  int nKeyCol;            /* of which keys */
+  const char *zFunc;
+};
+
+static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+  DsReader *p = (DsReader *)pSrc;
+  int rc = sqlite3_step(p->pStmt);
+  if( rc==SQLITE_ROW ){
+    rc = dsRowFromStmt(pArena, p->pStmt, p->nCol, p->nKeyCol, ppRow);
+    if( rc==SQLITE_OK ){
+      p->base.nRow++;
+      return SQLITE_ROW;
+    }
+    return rc;
+  }
+  if( rc==SQLITE_DONE ) return SQLITE_DONE;
+  sqlite3_free(p->base.zErr);
+  p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
+  return rc;
+}
+
+static void dsReaderClose(DsSource *pSrc){
+  DsReader *p = (DsReader *)pSrc;
+  if( p ){
+    sqlite3_finalize(p->pStmt);
+    sqlite3_free(p->base.zErr);
+    sqlite3_free(p);
+  }
+}
+
+/*
+** Open a reader of pIn returning rows of the key columns aiKey[] followed
+** by the columns aiPay[].
+*/
+int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                 int nKey, const int *aiKey, int nPay, const int *aiPay,
+                 DsSource **ppSrc, char **pzErr){
+  sqlite3_str *pSql = sqlite3_str_new(pConn->db);
+  DsReader *p;
+  char *zSql;
+  int i, rc;
+  *ppSrc = 0;
+  sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
+  for(i=0; i<pIn->nCol; i++){
+    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
+  }
+  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+  for(i=0; i<nKey+nPay; i++){
+    int iCol = i<nKey ? aiKey[i] : aiPay[i-nKey];
+    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", iCol);
+  }
+  if( nKey+nPay==0 ) sqlite3_str_appendall(pSql, "0");
+  sqlite3_str_appendall(pSql, " FROM \"ds:input\"");
+  zSql = sqlite3_str_finish(pSql);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  p = sqlite3_malloc64(sizeof(DsReader));
+  if( p==0 ){
+    sqlite3_free(zSql);
+    return SQLITE_NOMEM;
+  }
+  memset(p, 0, sizeof(*p));
+  p->base.xNext = dsReaderNext;
+  p->base.xClose = dsReaderClose;
+  p->nCol = nKey + nPay;
+  p->nKeyCol = nKey;
+  p->zFunc = zFunc;
+  rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
+                               zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+    }
+    dsReaderClose(&p->base);
+    return rc;
+  }
+  *ppSrc = &p->base;
+  return SQLITE_OK;
+}
+
+/*
+** Rows in pIn: from sqlite_stat1 for an analyzed table, else by counting.
+** -1 when it cannot be found out.
+*/
+i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn){
+  sqlite3_stmt *pStmt = 0;
+  i64 nRow = -1;
+  char *zSql;
+  if( pIn->zName ){
+    zSql = sqlite3_mprintf(
+        "SELECT stat FROM \"%w\".sqlite_stat1 WHERE tbl=%Q COLLATE NOCASE",
+        pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
+    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+     && sqlite3_step(pStmt)==SQLITE_ROW ){
+      const char *zStat = (const char *)sqlite3_column_text(pStmt, 0);
+      if( zStat && isdigit((unsigned char)zStat[0]) ){
+        nRow = 0;
+        while( isdigit((unsigned char)*zStat) ) nRow = nRow*10 + (*zStat++ - '0');
+      }
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zSql);
+    pStmt = 0;
+    if( nRow>=0 ) return nRow;
+  }
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    nRow = sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return nRow;
+}

@@ -1,0 +1,287 @@
+/*
+** join.c: the equi-join driver shared by every join interface.
+**
+** It parses hints and join types, applies strict_hints, opens a reader on
+** each input (key columns first, then the columns the caller needs),
+** resolves OPTIMIZER_CHOOSES to a strategy (plan.c), and runs that
+** strategy as an iterator of (left, right) pairs.  It also owns the
+** operator context (DsOp) every strategy works in: memory accounting,
+** statistics, and the interrupt check for CPU-only loops.
+*/
+#include "dataset_int.h"
+
+const char *const dsHintName[DS_N_HINT] = {
+  "OPTIMIZER_CHOOSES",
+  "BROADCAST_HASH_FIRST",
+  "BROADCAST_HASH_SECOND",
+  "REPARTITION_HASH_FIRST",
+  "REPARTITION_HASH_SECOND",
+  "REPARTITION_SORT_MERGE"
+};
+
+const char *const dsJoinTypeName[4] = {
+  "INNER", "LEFT_OUTER", "RIGHT_OUTER", "FULL_OUTER"
+};
+
+/* "an integer", "a real", ...: the type of a value, for messages. */
+static const char *dsTypeNoun(sqlite3_value *pVal){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT:   return "a real";
+    case SQLITE_BLOB:    return "a blob";
+    case SQLITE_NULL:    return "NULL";
+    default:             return "text";
+  }
+}
+
+int dsParseHintText(const char *zFunc, const char *z, int *peHint,
+                    char **pzErr){
+  int i;
+  for(i=0; i<DS_N_HINT; i++){
+    if( sqlite3_stricmp(z, dsHintName[i])==0 ){
+      *peHint = i;
+      return SQLITE_OK;
+    }
+  }
+  *pzErr = sqlite3_mprintf(
+      "%s: unknown hint '%s'; valid hints: OPTIMIZER_CHOOSES, "
+      "BROADCAST_HASH_FIRST, BROADCAST_HASH_SECOND, REPARTITION_HASH_FIRST, "
+      "REPARTITION_HASH_SECOND, REPARTITION_SORT_MERGE", zFunc, z);
+  return SQLITE_ERROR;
+}
+
+int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
+                        char **pzErr){
+  static const struct { const char *zName; int eType; } aType[] = {
+    { "INNER", DS_JOIN_INNER },
+    { "LEFT_OUTER", DS_JOIN_LEFT }, { "LEFT", DS_JOIN_LEFT },
+    { "RIGHT_OUTER", DS_JOIN_RIGHT }, { "RIGHT", DS_JOIN_RIGHT },
+    { "FULL_OUTER", DS_JOIN_FULL }, { "FULL", DS_JOIN_FULL },
+  };
+  size_t i;
+  for(i=0; i<sizeof(aType)/sizeof(aType[0]); i++){
+    if( sqlite3_stricmp(z, aType[i].zName)==0 ){
+      *peType = aType[i].eType;
+      return SQLITE_OK;
+    }
+  }
+  *pzErr = sqlite3_mprintf(
+      "%s: unknown join type '%s'; valid join types: INNER, LEFT_OUTER, "
+      "RIGHT_OUTER, FULL_OUTER (or LEFT, RIGHT, FULL)", zFunc, z);
+  return SQLITE_ERROR;
+}
+
+/* A hint argument: text, or NULL for the default. */
+int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                char **pzErr){
+  *peHint = DS_HINT_OPTIMIZER;
+  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: hint must be text or NULL, not %s",
+                             zFunc, dsTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsParseHintText(zFunc, (const char *)sqlite3_value_text(pVal),
+                         peHint, pzErr);
+}
+
+/* A join type argument: text, or NULL for INNER. */
+int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
+                    char **pzErr){
+  *peType = DS_JOIN_INNER;
+  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: join_type must be text or NULL, not %s",
+                             zFunc, dsTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsParseJoinTypeText(zFunc, (const char *)sqlite3_value_text(pVal),
+                             peType, pzErr);
+}
+
+/*
+** With strict_hints on, refuse what Flink refuses: broadcasting a side
+** whose unmatched rows must be kept (a broadcast side cannot know what
+** matched on the other machines).
+*/
+int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
+                      int eType, char **pzErr){
+  static const char *const azJoin[] = {
+    0, "LeftOuterJoin", "RightOuterJoin", "FullOuterJoin"
+  };
+  int bBad = 0;
+  if( !pConn->bStrictHints ) return SQLITE_OK;
+  if( eHint==DS_HINT_BROADCAST_FIRST ) bBad = (eType & DS_KEEP_LEFT)!=0;
+  if( eHint==DS_HINT_BROADCAST_SECOND ) bBad = (eType & DS_KEEP_RIGHT)!=0;
+  if( !bBad ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: Invalid JoinHint for %s: %s", zFunc,
+                           azJoin[eType], dsHintName[eHint]);
+  return SQLITE_ERROR;
+}
+
+/*************************************************************************
+** The operator context.
+*/
+int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
+             const char *zOperator){
+  memset(pOp, 0, sizeof(*pOp));
+  pOp->pConn = pConn;
+  pOp->zFunc = zFunc;
+  dsMemInit(&pOp->mem, pConn);
+  dsStatsInit(&pOp->stats, zOperator);
+  return SQLITE_OK;
+}
+
+/*
+** SQLITE_INTERRUPT if sqlite3_interrupt() was called on the connection.
+** SQLite 3.40 has no sqlite3_is_interrupted(); stepping a trivial
+** statement checks the same flag.
+*/
+int dsOpCheckInterrupt(DsOp *pOp){
+  int rc;
+  if( pOp->pPing==0 ){
+    rc = sqlite3_prepare_v2(pOp->pConn->db, "SELECT 1", -1, &pOp->pPing, 0);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  rc = sqlite3_step(pOp->pPing);
+  sqlite3_reset(pOp->pPing);
+  return (rc==SQLITE_ROW || rc==SQLITE_DONE) ? SQLITE_OK : rc;
+}
+
+/* Release what the operator holds and publish its statistics. */
+void dsOpFinish(DsOp *pOp){
+  int i;
+  for(i=0; i<2; i++){
+    if( pOp->apSrc[i] ){
+      pOp->stats.anRow[i] = pOp->apSrc[i]->nRow;
+      pOp->apSrc[i]->xClose(pOp->apSrc[i]);
+      pOp->apSrc[i] = 0;
+    }
+  }
+  sqlite3_finalize(pOp->pPing);
+  pOp->pPing = 0;
+  pOp->stats.nPeakMem = pOp->mem.nPeak;
+  dsStatsPublish(pOp->pConn, &pOp->stats);
+  dsStatsClear(&pOp->stats);
+}
+
+/*
+** The message for error rc of a running operator: a reader's own message
+** where one failed, else SQLite's text for the code.  NULL for NOMEM, so
+** that SQLite reports "out of memory" itself.
+*/
+static char *dsOpErrMsg(DsOp *pOp, int rc, const char *zDetail){
+  static const char *const azSide[] = { "left", "right" };
+  int i;
+  if( rc==SQLITE_NOMEM ) return 0;
+  if( zDetail ) return sqlite3_mprintf("%s: %s", pOp->zFunc, zDetail);
+  for(i=0; i<2; i++){
+    if( pOp->apSrc[i] && pOp->apSrc[i]->zErr ){
+      return sqlite3_mprintf("%s: reading the %s dataset: %s", pOp->zFunc,
+                             azSide[i], pOp->apSrc[i]->zErr);
+    }
+  }
+  return sqlite3_mprintf("%s: %s", pOp->zFunc, sqlite3_errstr(rc));
+}
+
+/*************************************************************************
+** The join driver.
+*/
+struct DsJoin {
+  DsOp op;
+  DsPairIter *pIter;
+  int bDone;
+  int eOutPhase;          /* the phase that produces the output */
+  double tOut;            /* when it started */
+};
+
+static int dsJoinStart(DsJoin *p, const DsJoinSpec *pSpec, int eStrategy){
+  DsOp *pOp = &p->op;
+  switch( eStrategy ){
+    case DS_HINT_BROADCAST_FIRST:
+      return dsHashJoinOpen(pOp, 0, 0, &p->pIter);
+    case DS_HINT_BROADCAST_SECOND:
+      return dsHashJoinOpen(pOp, 1, 0, &p->pIter);
+    case DS_HINT_REPARTITION_FIRST:
+      return dsHashJoinOpen(pOp, 0, 1, &p->pIter);
+    case DS_HINT_REPARTITION_SECOND:
+      return dsHashJoinOpen(pOp, 1, 1, &p->pIter);
+    default:
+      (void)pSpec;
+      return dsMergeJoinOpen(pOp, &p->pIter);
+  }
+}
+
+int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
+               char **pzErr){
+  DsJoin *p;
+  DsOp *pOp;
+  int eStrategy = pSpec->eHint;
+  int rc, i;
+  double t = dsNowMs();
+
+  *ppJoin = 0;
+  rc = dsCheckStrictHint(pConn, pSpec->zFunc, pSpec->eHint, pSpec->eType,
+                         pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  p = sqlite3_malloc64(sizeof(DsJoin));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  pOp = &p->op;
+  dsOpInit(pOp, pConn, pSpec->zFunc, "join");
+  pOp->eType = pSpec->eType;
+  pOp->stats.zHint = dsHintName[pSpec->eHint];
+  pOp->stats.zJoinType = dsJoinTypeName[pSpec->eType];
+
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsReaderOpen(pConn, pSpec->zFunc, pSpec->apIn[i], pSpec->nKey,
+                      pSpec->aaiKey[i], pSpec->anPay[i], pSpec->aaiPay[i],
+                      &pOp->apSrc[i], pzErr);
+  }
+  if( rc==SQLITE_OK && eStrategy==DS_HINT_OPTIMIZER ){
+    rc = dsChooseStrategy(pConn, pSpec, &eStrategy, &pOp->stats.zReason);
+  }else if( rc==SQLITE_OK ){
+    pOp->stats.zReason = sqlite3_mprintf("as hinted");
+    if( pOp->stats.zReason==0 ) rc = SQLITE_NOMEM;
+  }
+  dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
+  if( rc==SQLITE_OK ){
+    pOp->stats.zStrategy = dsHintName[eStrategy];
+    p->eOutPhase = eStrategy==DS_HINT_SORT_MERGE ? DS_PHASE_MERGE
+                                                 : DS_PHASE_PROBE;
+    rc = dsJoinStart(p, pSpec, eStrategy);
+    p->tOut = dsNowMs();
+    if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc, 0);
+  }
+  if( rc!=SQLITE_OK ){
+    dsJoinClose(p);
+    return rc;
+  }
+  *ppJoin = p;
+  return SQLITE_OK;
+}
+
+/* The next pair: SQLITE_ROW, SQLITE_DONE, or an error with *pzErr set. */
+int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr){
+  int rc;
+  if( p->bDone ) return SQLITE_DONE;
+  rc = p->pIter->xNext(p->pIter, ap);
+  if( rc==SQLITE_ROW ){
+    p->op.stats.nOut++;
+    return rc;
+  }
+  p->bDone = 1;
+  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc, p->pIter->zErr);
+  return rc;
+}
+
+void dsJoinClose(DsJoin *p){
+  if( p ){
+    if( p->pIter ){
+      dsStatsPhase(&p->op.stats, p->eOutPhase, &p->tOut);
+      p->pIter->xClose(p->pIter);
+    }
+    dsOpFinish(&p->op);
+    sqlite3_free(p);
+  }
+}

@@ -1,0 +1,100 @@
+/*
+** json.c: JSON text of values, as the table-valued forms return rows.
+**
+** The text matches what SQLite's own json_object() writes for the same
+** values, so that a user can compare the two: integers in decimal, reals
+** with "%!.15g" (1.0 stays 1.0), strings escaped as SQLite escapes them.
+** Two deliberate differences: a BLOB becomes a string of upper-case hex
+** digits, as hex() writes it (json_object() refuses blobs), and an
+** infinite real becomes 9.0e+999, as newer SQLite writes it.
+*/
+#include "dataset_int.h"
+
+void dsJsonString(sqlite3_str *pOut, const char *z, int n){
+  static const char aShort[32] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0,   0,   0,   0, 0,   0,   0, 0, 0
+  };
+  static const char aHex[] = "0123456789abcdef";
+  int i;
+  int iStart = 0;
+  sqlite3_str_appendchar(pOut, 1, '"');
+  for(i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    char aEsc[6];
+    int nEsc;
+    if( c=='"' || c=='\\' ){
+      aEsc[0] = '\\'; aEsc[1] = (char)c; nEsc = 2;
+    }else if( c<=0x1f ){
+      aEsc[0] = '\\';
+      if( aShort[c] ){
+        aEsc[1] = aShort[c]; nEsc = 2;
+      }else{
+        aEsc[1] = 'u'; aEsc[2] = '0'; aEsc[3] = '0';
+        aEsc[4] = aHex[c>>4]; aEsc[5] = aHex[c&0xf]; nEsc = 6;
+      }
+    }else{
+      continue;
+    }
+    if( i>iStart ) sqlite3_str_append(pOut, z + iStart, i - iStart);
+    sqlite3_str_append(pOut, aEsc, nEsc);
+    iStart = i + 1;
+  }
+  if( n>iStart ) sqlite3_str_append(pOut, z + iStart, n - iStart);
+  sqlite3_str_appendchar(pOut, 1, '"');
+}
+
+static void dsJsonHex(sqlite3_str *pOut, const u8 *z, int n){
+  static const char aHex[] = "0123456789ABCDEF";
+  char aBuf[128];
+  int i, j = 0;
+  sqlite3_str_appendchar(pOut, 1, '"');
+  for(i=0; i<n; i++){
+    aBuf[j++] = aHex[z[i]>>4];
+    aBuf[j++] = aHex[z[i]&0xf];
+    if( j==(int)sizeof(aBuf) ){
+      sqlite3_str_append(pOut, aBuf, j);
+      j = 0;
+    }
+  }
+  sqlite3_str_append(pOut, aBuf, j);
+  sqlite3_str_appendchar(pOut, 1, '"');
+}
+
+static void dsJsonInt(sqlite3_str *pOut, i64 v){
+  char aBuf[24];
+  int i = (int)sizeof(aBuf);
+  u64 u = v<0 ? (u64)0 - (u64)v : (u64)v;
+  do{
+    aBuf[--i] = (char)('0' + (u % 10));
+    u /= 10;
+  }while( u );
+  if( v<0 ) aBuf[--i] = '-';
+  sqlite3_str_append(pOut, aBuf + i, (int)sizeof(aBuf) - i);
+}
+
+void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
+  switch( pVal->eType ){
+    case DS_INT:
+      dsJsonInt(pOut, pVal->i);
+      break;
+    case DS_REAL:
+      if( pVal->r > 1.7976931348623157e308 ){
+        sqlite3_str_append(pOut, "9.0e+999", 8);
+      }else if( pVal->r < -1.7976931348623157e308 ){
+        sqlite3_str_append(pOut, "-9.0e+999", 9);
+      }else{
+        sqlite3_str_appendf(pOut, "%!0.15g", pVal->r);
+      }
+      break;
+    case DS_TEXT:
+      dsJsonString(pOut, (const char *)pVal->z, pVal->n);
+      break;
+    case DS_BLOB:
+      dsJsonHex(pOut, pVal->z, pVal->n);
+      break;
+    default:
+      sqlite3_str_append(pOut, "null", 4);
+      break;
+  }
+}

@@ -1,0 +1,133 @@
+/*
+** memory.c: the memory budget of a connection and the row arena.
+**
+** All buffers an operator holds (rows, hash directories, sort arrays) are
+** allocated through a DsMem.  It charges every byte to the operator and to
+** its connection, so that the operators running at once on a connection
+** share one `memory_limit` between them.  Operators ask dsMemOverBudget()
+** after growing and spill when it says so; nothing here refuses memory
+** short of a real allocation failure, which comes back as NULL.
+**
+** Rows live in an arena: a list of chunks carved front to back.  Chunks
+** start small (a tiny input costs a few KiB) and double up to a cap, so a
+** large input costs few allocations.  Rows are never freed one by one; a
+** whole arena is reset or cleared at once.
+*/
+#include "dataset_int.h"
+
+#define DS_CHUNK_MIN  (4 * 1024)
+#define DS_CHUNK_MAX  (1024 * 1024)
+
+struct DsChunk {
+  DsChunk *pPrev;         /* the older chunk */
+  i64 nByte;              /* size of this allocation, header included */
+};
+
+static void dsMemCharge(DsMem *pMem, i64 n){
+  pMem->nUsed += n;
+  if( pMem->nUsed > pMem->nPeak ) pMem->nPeak = pMem->nUsed;
+  if( pMem->pConn ) pMem->pConn->nMemUsed += n;
+}
+
+void dsMemInit(DsMem *pMem, DsConn *pConn){
+  pMem->pConn = pConn;
+  pMem->nUsed = 0;
+  pMem->nPeak = 0;
+}
+
+void *dsMalloc(DsMem *pMem, i64 n){
+  void *p = sqlite3_malloc64((sqlite3_uint64)(n > 0 ? n : 1));
+  if( p ) dsMemCharge(pMem, (i64)sqlite3_msize(p));
+  return p;
+}
+
+void *dsRealloc(DsMem *pMem, void *pOld, i64 n){
+  i64 nOld = pOld ? (i64)sqlite3_msize(pOld) : 0;
+  void *p = sqlite3_realloc64(pOld, (sqlite3_uint64)(n > 0 ? n : 1));
+  if( p ) dsMemCharge(pMem, (i64)sqlite3_msize(p) - nOld);
+  return p;
+}
+
+void dsFree(DsMem *pMem, void *p){
+  if( p ){
+    dsMemCharge(pMem, -(i64)sqlite3_msize(p));
+    sqlite3_free(p);
+  }
+}
+
+/* True when the connection's operators together hold more than the limit. */
+int dsMemOverBudget(const DsMem *pMem){
+  const DsConn *pConn = pMem->pConn;
+  return pConn && pConn->nMemUsed > pConn->nMemLimit;
+}
+
+void dsArenaInit(DsArena *p, DsMem *pMem){
+  memset(p, 0, sizeof(*p));
+  p->pMem = pMem;
+  p->nNext = DS_CHUNK_MIN;
+}
+
+/* Start a new chunk able to hold at least n bytes.  NULL on OOM. */
+static void *dsArenaGrow(DsArena *p, i64 n){
+  i64 nChunk = p->nNext;
+  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
+  DsChunk *pNew;
+  while( nChunk - nHdr < n ) nChunk *= 2;
+  pNew = dsMalloc(p->pMem, nChunk);
+  if( pNew==0 ) return 0;
+  pNew->pPrev = p->pChunk;
+  pNew->nByte = nChunk;
+  p->pChunk = pNew;
+  p->nByte += nChunk;
+  p->pFree = (u8 *)pNew + nHdr;
+  p->pEnd = (u8 *)pNew + nChunk;
+  if( p->nNext < DS_CHUNK_MAX ) p->nNext *= 2;
+  return p->pFree;
+}
+
+/* n bytes aligned to 8, valid until the arena is reset or cleared. */
+void *dsArenaAlloc(DsArena *p, i64 n){
+  u8 *pRet;
+  n = (n + 7) & ~(i64)7;
+  if( p->pEnd - p->pFree < n ){
+    if( dsArenaGrow(p, n)==0 ) return 0;
+  }
+  pRet = p->pFree;
+  p->pFree += n;
+  return pRet;
+}
+
+/* Forget every allocation but keep the newest chunk for reuse. */
+void dsArenaReset(DsArena *p){
+  DsChunk *pKeep = p->pChunk;
+  DsChunk *pOld;
+  if( pKeep==0 ) return;
+  pOld = pKeep->pPrev;
+  while( pOld ){
+    DsChunk *pPrev = pOld->pPrev;
+    p->nByte -= pOld->nByte;
+    dsFree(p->pMem, pOld);
+    pOld = pPrev;
+  }
+  pKeep->pPrev = 0;
+  p->pFree = (u8 *)pKeep + ((sizeof(DsChunk) + 7) & ~(size_t)7);
+}
+
+/* Free every chunk. */
+void dsArenaClear(DsArena *p){
+  while( p->pChunk ){
+    DsChunk *pPrev = p->pChunk->pPrev;
+    dsFree(p->pMem, p->pChunk);
+    p->pChunk = pPrev;
+  }
+  p->pFree = p->pEnd = 0;
+  p->nByte = 0;
+  p->nNext = DS_CHUNK_MIN;
+}
+
+/* Give back pLast, the most recent allocation, for the next one to use. */
+void dsArenaUndo(DsArena *p, void *pLast){
+  if( p->pChunk && (u8 *)pLast >= (u8 *)p->pChunk && (u8 *)pLast < p->pFree ){
+    p->pFree = pLast;
+  }
+}

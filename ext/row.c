@@ -1,0 +1,307 @@
+/*
+** row.c: the one row format of the extension, and the one hash, equality
+** and order of keys that every operator uses.
+**
+** A row (DsRow, see dataset_int.h) packs the values an operator needs,
+** key columns first.  Each value is a type byte and its payload:
+**
+**     DS_NULL   nothing
+**     DS_INT    8-byte native int64
+**     DS_REAL   8-byte native double
+**     DS_TEXT   4-byte length, then the UTF-8 bytes (no terminator)
+**     DS_BLOB   4-byte length, then the bytes
+**
+** Payloads are unaligned and read with memcpy, which compilers turn into
+** plain loads.
+**
+** Key equality is SQLite's comparison of two values without affinity, as
+** in `+a = +b` under BINARY collation: INTEGER 1 equals REAL 1.0, TEXT '1'
+** does not equal INTEGER 1, and NULL equals nothing.  So the hash treats
+** a REAL that holds an integer in int64 range as that integer (which also
+** folds -0.0 into 0), and everything else by its type and bytes.  A
+** composite key hashes its parts in a chain, each seeded by the last.
+**
+** Key order, used by sorting, is SQLite's order of values: NULL first,
+** then numbers (integers and reals compared exactly), then text (memcmp),
+** then blobs (memcmp).  A key with any NULL part sorts as one NULL key.
+*/
+#include "dataset_int.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Seeds that keep a text, a blob and a non-integral real with the same
+** bytes from hashing alike.  Arbitrary odd constants. */
+#define DS_SEED_REAL 0x9e3779b97f4a7c15ULL
+#define DS_SEED_TEXT 0xc2b2ae3d27d4eb4fULL
+#define DS_SEED_BLOB 0x165667b19e3779f9ULL
+
+static i64 dsGetI64(const u8 *p){ i64 v; memcpy(&v, p, 8); return v; }
+static double dsGetF64(const u8 *p){ double v; memcpy(&v, p, 8); return v; }
+static u32 dsGetU32(const u8 *p){ u32 v; memcpy(&v, p, 4); return v; }
+
+/* If r holds an integer in int64 range, store it in *pi and return 1. */
+static int dsRealIsInt(double r, i64 *pi){
+  if( r >= -9223372036854775808.0 && r < 9223372036854775808.0 ){
+    i64 i = (i64)r;
+    if( (double)i==r ){ *pi = i; return 1; }
+  }
+  return 0;
+}
+
+/* Compare integer i with real r exactly, as SQLite does. */
+static int dsIntRealCompare(i64 i, double r){
+  i64 y;
+  if( r < -9223372036854775808.0 ) return 1;
+  if( r >= 9223372036854775808.0 ) return -1;
+  y = (i64)r;
+  if( i < y ) return -1;
+  if( i > y ) return 1;
+  if( r > (double)y ) return -1;
+  if( r < (double)y ) return 1;
+  return 0;
+}
+
+const u8 *dsValueDecode(const u8 *p, DsValue *pVal){
+  pVal->eType = *p++;
+  switch( pVal->eType ){
+    case DS_INT:
+      pVal->i = dsGetI64(p);
+      return p + 8;
+    case DS_REAL:
+      pVal->r = dsGetF64(p);
+      return p + 8;
+    case DS_TEXT:
+    case DS_BLOB:
+      pVal->n = (int)dsGetU32(p);
+      pVal->z = p + 4;
+      return p + 4 + pVal->n;
+    default:
+      return p;
+  }
+}
+
+const u8 *dsValueSkip(const u8 *p){
+  switch( *p ){
+    case DS_INT:
+    case DS_REAL:
+      return p + 9;
+    case DS_TEXT:
+    case DS_BLOB:
+      return p + 5 + dsGetU32(p + 1);
+    default:
+      return p + 1;
+  }
+}
+
+void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal){
+  const u8 *p = pRow->aData;
+  int i;
+  for(i=0; i<nCol; i++) p = dsValueDecode(p, &aVal[i]);
+}
+
+/* The result of an SQL function or column: the value itself. */
+void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
+  switch( pVal->eType ){
+    case DS_INT:  sqlite3_result_int64(ctx, pVal->i); break;
+    case DS_REAL: sqlite3_result_double(ctx, pVal->r); break;
+    case DS_TEXT:
+      sqlite3_result_text(ctx, (const char *)pVal->z, pVal->n,
+                          SQLITE_TRANSIENT);
+      break;
+    case DS_BLOB:
+      sqlite3_result_blob(ctx, pVal->z, pVal->n, SQLITE_TRANSIENT);
+      break;
+    default:      sqlite3_result_null(ctx); break;
+  }
+}
+
+/* Bytes that column i of the current row of pStmt takes in a row. */
+static i64 dsColumnSize(sqlite3_stmt *pStmt, int i, int eType){
+  switch( eType ){
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+      return 9;
+    case SQLITE_TEXT:
+      sqlite3_column_text(pStmt, i);   /* UTF-8 first, then its length */
+      return 5 + (i64)sqlite3_column_bytes(pStmt, i);
+    case SQLITE_BLOB:
+      sqlite3_column_blob(pStmt, i);
+      return 5 + (i64)sqlite3_column_bytes(pStmt, i);
+    default:
+      return 1;
+  }
+}
+
+static u8 *dsPutBytes(u8 *p, int eType, const void *z, int n){
+  u32 n32 = (u32)n;
+  *p++ = (u8)eType;
+  memcpy(p, &n32, 4);
+  if( n>0 ) memcpy(p + 4, z, (size_t)n);
+  return p + 4 + n;
+}
+
+static u8 *dsPutColumn(u8 *p, sqlite3_stmt *pStmt, int i, int eType,
+                       int *pbNull){
+  switch( eType ){
+    case SQLITE_INTEGER: {
+      i64 v = sqlite3_column_int64(pStmt, i);
+      *p++ = DS_INT;
+      memcpy(p, &v, 8);
+      return p + 8;
+    }
+    case SQLITE_FLOAT: {
+      double v = sqlite3_column_double(pStmt, i);
+      if( v!=v ) *pbNull = 1;              /* NaN: never equal */
+      *p++ = DS_REAL;
+      memcpy(p, &v, 8);
+      return p + 8;
+    }
+    case SQLITE_TEXT:
+      return dsPutBytes(p, DS_TEXT, sqlite3_column_text(pStmt, i),
+                        sqlite3_column_bytes(pStmt, i));
+    case SQLITE_BLOB:
+      return dsPutBytes(p, DS_BLOB, sqlite3_column_blob(pStmt, i),
+                        sqlite3_column_bytes(pStmt, i));
+    default:
+      *pbNull = 1;
+      *p++ = DS_NULL;
+      return p;
+  }
+}
+
+/*
+** Make a row of the first nCol result columns of pStmt's current row, of
+** which the first nKeyCol are the key.  SQLITE_NOMEM or SQLITE_TOOBIG on
+** failure.
+*/
+int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
+                  int nKeyCol, DsRow **ppRow){
+  i64 nData = 0;
+  i64 nKey = 0;
+  int i;
+  int bNull = 0;
+  DsRow *pRow;
+  u8 *p;
+
+  for(i=0; i<nCol; i++){
+    nData += dsColumnSize(pStmt, i, sqlite3_column_type(pStmt, i));
+    if( i==nKeyCol-1 ) nKey = nData;
+  }
+  if( nData > 0x7fffffff ) return SQLITE_TOOBIG;
+  pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
+  if( pRow==0 ) return SQLITE_NOMEM;
+  pRow->pNext = 0;
+  pRow->nData = (u32)nData;
+  pRow->nKey = (u32)nKey;
+  pRow->flags = 0;
+  p = pRow->aData;
+  for(i=0; i<nCol; i++){
+    int bNullHere = 0;
+    p = dsPutColumn(p, pStmt, i, sqlite3_column_type(pStmt, i), &bNullHere);
+    if( i<nKeyCol ) bNull |= bNullHere;
+  }
+  if( bNull ){
+    pRow->flags = DS_ROW_NULLKEY;
+    pRow->hash = 0;
+  }else{
+    pRow->hash = dsKeyHash(pRow->aData, nKeyCol);
+  }
+  *ppRow = pRow;
+  return SQLITE_OK;
+}
+
+/* Hash of one key value, chained from seed; *pp moves past the value. */
+static u64 dsHashValue(const u8 **pp, u64 seed){
+  DsValue v;
+  i64 i;
+  *pp = dsValueDecode(*pp, &v);
+  switch( v.eType ){
+    case DS_INT:
+      return XXH3_64bits_withSeed(&v.i, 8, seed);
+    case DS_REAL:
+      if( dsRealIsInt(v.r, &i) ) return XXH3_64bits_withSeed(&i, 8, seed);
+      return XXH3_64bits_withSeed(&v.r, 8, seed ^ DS_SEED_REAL);
+    case DS_TEXT:
+      return XXH3_64bits_withSeed(v.z, (size_t)v.n, seed ^ DS_SEED_TEXT);
+    case DS_BLOB:
+      return XXH3_64bits_withSeed(v.z, (size_t)v.n, seed ^ DS_SEED_BLOB);
+    default:
+      return seed;
+  }
+}
+
+/* The hash of a key of nKeyCol packed values starting at aKey. */
+u64 dsKeyHash(const u8 *aKey, int nKeyCol){
+  u64 h = 0;
+  int i;
+  for(i=0; i<nKeyCol; i++) h = dsHashValue(&aKey, h);
+  return h;
+}
+
+static int dsTypeClass(int eType){
+  static const u8 aClass[] = { 0, 1, 1, 2, 3 };
+  return aClass[eType];
+}
+
+static int dsBytesCompare(const DsValue *a, const DsValue *b){
+  int n = a->n < b->n ? a->n : b->n;
+  int c = n>0 ? memcmp(a->z, b->z, (size_t)n) : 0;
+  if( c ) return c;
+  return (a->n > b->n) - (a->n < b->n);
+}
+
+/* SQLite's order of two values: <0, 0 or >0.  NULL equals NULL here. */
+int dsValueCompare(const DsValue *a, const DsValue *b){
+  int ca = dsTypeClass(a->eType);
+  int cb = dsTypeClass(b->eType);
+  if( ca!=cb ) return ca < cb ? -1 : 1;
+  switch( ca ){
+    case 1:
+      if( a->eType==DS_INT ){
+        if( b->eType==DS_INT ) return (a->i > b->i) - (a->i < b->i);
+        return dsIntRealCompare(a->i, b->r);
+      }
+      if( b->eType==DS_INT ) return -dsIntRealCompare(b->i, a->r);
+      return (a->r > b->r) - (a->r < b->r);
+    case 2:
+    case 3:
+      return dsBytesCompare(a, b);
+    default:
+      return 0;
+  }
+}
+
+/* Keys of two rows, neither of them NULL, are equal. */
+int dsRowKeyEqual(const DsRow *a, const DsRow *b){
+  const u8 *pA = a->aData;
+  const u8 *pB = b->aData;
+  const u8 *pEndA = pA + a->nKey;
+  if( a->nKey==b->nKey && memcmp(pA, pB, a->nKey)==0 ) return 1;
+  while( pA < pEndA ){
+    DsValue va, vb;
+    pA = dsValueDecode(pA, &va);
+    pB = dsValueDecode(pB, &vb);
+    if( dsValueCompare(&va, &vb) ) return 0;
+  }
+  return 1;
+}
+
+/* Order of the keys of two rows; NULL keys first and equal to each other. */
+int dsRowKeyCompare(const DsRow *a, const DsRow *b){
+  const u8 *pA = a->aData;
+  const u8 *pB = b->aData;
+  const u8 *pEndA = pA + a->nKey;
+  int bNullA = (a->flags & DS_ROW_NULLKEY)!=0;
+  int bNullB = (b->flags & DS_ROW_NULLKEY)!=0;
+  if( bNullA || bNullB ) return bNullB - bNullA;
+  while( pA < pEndA ){
+    DsValue va, vb;
+    int c;
+    pA = dsValueDecode(pA, &va);
+    pB = dsValueDecode(pB, &vb);
+    c = dsValueCompare(&va, &vb);
+    if( c ) return c;
+  }
+  return 0;
+}

@@ -1,0 +1,99 @@
+/*
+** stats.c: the statistics of an operator run, and ds_last_stats().
+**
+** Each operator fills a DsStats as it runs: rows read per side, rows
+** produced, the strategy it really used and why, partitions, bytes
+** spilled, peak memory, and wall-clock milliseconds per phase (a phase's
+** time is measured from its start to its end, so the output phase
+** includes the time SQLite spends consuming the rows).  When the operator
+** ends, normally or not, its statistics become the connection's "last
+** stats" as one JSON object.
+*/
+#include "dataset_int.h"
+
+#include <time.h>
+
+static const char *const azPhase[DS_N_PHASE] = {
+  "plan", "build", "probe", "sort", "merge"
+};
+
+double dsNowMs(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1.0e6;
+}
+
+void dsStatsInit(DsStats *p, const char *zOperator){
+  memset(p, 0, sizeof(*p));
+  p->zOperator = zOperator;
+  p->iBuild = -1;
+}
+
+/* Add the time since *ptPrev to phase ePhase; *ptPrev becomes now. */
+void dsStatsPhase(DsStats *p, int ePhase, double *ptPrev){
+  double t = dsNowMs();
+  p->aMs[ePhase] += t - *ptPrev;
+  *ptPrev = t;
+}
+
+void dsStatsClear(DsStats *p){
+  sqlite3_free(p->zReason);
+  p->zReason = 0;
+}
+
+static void dsJsonKeyText(sqlite3_str *pOut, const char *zKey,
+                          const char *zVal){
+  sqlite3_str_appendf(pOut, ",\"%s\":", zKey);
+  if( zVal ){
+    dsJsonString(pOut, zVal, (int)strlen(zVal));
+  }else{
+    sqlite3_str_append(pOut, "null", 4);
+  }
+}
+
+/* Make p the connection's last statistics. */
+void dsStatsPublish(DsConn *pConn, DsStats *p){
+  static const char *const azSide[] = { "left", "right" };
+  sqlite3_str *pOut = sqlite3_str_new(0);
+  char *zJson;
+  int i;
+  sqlite3_str_appendf(pOut, "{\"operator\":\"%s\"", p->zOperator);
+  dsJsonKeyText(pOut, "hint", p->zHint);
+  dsJsonKeyText(pOut, "join_type", p->zJoinType);
+  dsJsonKeyText(pOut, "strategy", p->zStrategy);
+  dsJsonKeyText(pOut, "build_side", p->iBuild>=0 ? azSide[p->iBuild] : 0);
+  sqlite3_str_appendf(pOut,
+      ",\"left_rows\":%lld,\"right_rows\":%lld,\"output_rows\":%lld"
+      ",\"partitions\":%lld,\"spilled_bytes\":%lld"
+      ",\"peak_memory_bytes\":%lld",
+      p->anRow[0], p->anRow[1], p->nOut, p->nPartition, p->nSpilled,
+      p->nPeakMem);
+  dsJsonKeyText(pOut, "reason", p->zReason);
+  sqlite3_str_appendall(pOut, ",\"ms\":{");
+  for(i=0; i<DS_N_PHASE; i++){
+    sqlite3_str_appendf(pOut, "%s\"%s\":%.3f", i ? "," : "", azPhase[i],
+                        p->aMs[i]);
+  }
+  sqlite3_str_appendall(pOut, "}}");
+  zJson = sqlite3_str_finish(pOut);
+  if( zJson ){
+    sqlite3_free(pConn->zLastStats);
+    pConn->zLastStats = zJson;
+  }
+}
+
+static void dsLastStatsFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  DsConn *pConn = (DsConn *)sqlite3_user_data(ctx);
+  (void)argc;
+  (void)argv;
+  if( pConn->zLastStats ){
+    sqlite3_result_text(ctx, pConn->zLastStats, -1, SQLITE_TRANSIENT);
+    sqlite3_result_subtype(ctx, 'J');
+  }
+}
+
+int dsRegisterStats(sqlite3 *db, DsConn *pConn){
+  return sqlite3_create_function(db, "ds_last_stats", 0, SQLITE_UTF8,
+                                 pConn, dsLastStatsFunc, 0, 0);
+}
