@@ -281,7 +281,6 @@ typedef struct DsPairIter DsPairIter;
 struct DsPairIter {
   int (*xNext)(DsPairIter *, DsRow **ap);     /* SQLITE_ROW/DONE/err */
   void (*xClose)(DsPairIter *);
-  char *zErr;             /* message for an error return, or NULL */
 };
 
 typedef struct DsJoin DsJoin;
@@ -321,12 +320,15 @@ struct DsOp {
   int eType;              /* DS_JOIN_* */
   sqlite3_stmt *pPing;    /* "SELECT 1": stepping it notices an interrupt */
   u32 nTick;              /* CPU steps since the last interrupt check */
+  char *zErr;             /* message of the operator's own last error */
 };
 
 int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
              const char *zOperator);
 void dsOpFinish(DsOp *pOp);
 int dsOpCheckInterrupt(DsOp *pOp);
+int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
+char *dsOpErrMsg(DsOp *pOp, int rc);
 
 /* Call in CPU-only loops: checks for an interrupt every 64K steps. */
 static inline int dsOpTick(DsOp *pOp){
@@ -342,7 +344,35 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
 
-/* Sorting (sort.c): rows of a source, in key order, NULL keys first. */
+/*
+** Spill files (spill.c): a temporary file of rows in the row format,
+** written in one pass, then read back in the order written, as often as
+** needed.  Writes and reads go through large buffers.  The file is
+** unlinked as soon as it is created, so it vanishes with its descriptor
+** on every path (success, error, interrupt, crash).
+*/
+typedef struct DsSpill DsSpill;
+int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill);
+int dsSpillWrite(DsSpill *p, const DsRow *pRow);
+int dsSpillRewind(DsSpill *p);
+int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
+i64 dsSpillRows(const DsSpill *p);
+i64 dsSpillBytes(const DsSpill *p);
+void dsSpillClose(DsSpill *p);
+
+/*
+** Sorting (sort.c): every row of a source, handed back in key order (NULL
+** keys first).  dsSorterOpen() reads the whole source, sorting in memory
+** and writing sorted runs to spill files past the budget; dsSorterNext()
+** then merges.  A row stays valid until the next dsSorterNext() call on
+** the same sorter.
+*/
+typedef struct DsSorter DsSorter;
+int dsSorterOpen(DsOp *pOp, DsSource *pSrc, DsSorter **ppSorter);
+int dsSorterNext(DsSorter *p, DsRow **ppRow);
+void dsSorterClose(DsSorter *p);
+
+/* The in-memory sort used by the sorter: rows of a source, sorted. */
 typedef struct DsSorted DsSorted;
 struct DsSorted {
   DsRow **aRow;

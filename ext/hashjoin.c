@@ -301,7 +301,6 @@ static void dsHashClose(DsPairIter *pIter){
     dsFree(pMem, p->aPart);
     dsArenaClear(&p->buildArena);
     dsArenaClear(&p->probeArena);
-    sqlite3_free(p->base.zErr);
     sqlite3_free(p);
   }
 }

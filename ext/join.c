@@ -10,6 +10,8 @@
 */
 #include "dataset_int.h"
 
+#include <stdarg.h>
+
 const char *const dsHintName[DS_N_HINT] = {
   "OPTIMIZER_CHOOSES",
   "BROADCAST_HASH_FIRST",
@@ -160,21 +162,39 @@ void dsOpFinish(DsOp *pOp){
   }
   sqlite3_finalize(pOp->pPing);
   pOp->pPing = 0;
+  sqlite3_free(pOp->zErr);
+  pOp->zErr = 0;
   pOp->stats.nPeakMem = pOp->mem.nPeak;
   dsStatsPublish(pOp->pConn, &pOp->stats);
   dsStatsClear(&pOp->stats);
 }
 
 /*
-** The message for error rc of a running operator: a reader's own message
-** where one failed, else SQLite's text for the code.  NULL for NOMEM, so
-** that SQLite reports "out of memory" itself.
+** Record the operator's own error (a spill file that cannot be written,
+** say): the message, prefixed with the function name, is what the user
+** sees.  Returns rc.
 */
-static char *dsOpErrMsg(DsOp *pOp, int rc, const char *zDetail){
+int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...){
+  va_list ap;
+  char *zMsg;
+  va_start(ap, zFormat);
+  zMsg = sqlite3_vmprintf(zFormat, ap);
+  va_end(ap);
+  sqlite3_free(pOp->zErr);
+  pOp->zErr = zMsg;
+  return rc;
+}
+
+/*
+** The message for error rc of a running operator: its own message, or a
+** reader's where one failed, else SQLite's text for the code.  NULL for
+** NOMEM, so that SQLite reports "out of memory" itself.
+*/
+char *dsOpErrMsg(DsOp *pOp, int rc){
   static const char *const azSide[] = { "left", "right" };
   int i;
   if( rc==SQLITE_NOMEM ) return 0;
-  if( zDetail ) return sqlite3_mprintf("%s: %s", pOp->zFunc, zDetail);
+  if( pOp->zErr ) return sqlite3_mprintf("%s: %s", pOp->zFunc, pOp->zErr);
   for(i=0; i<2; i++){
     if( pOp->apSrc[i] && pOp->apSrc[i]->zErr ){
       return sqlite3_mprintf("%s: reading the %s dataset: %s", pOp->zFunc,
@@ -251,7 +271,7 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
                                                  : DS_PHASE_PROBE;
     rc = dsJoinStart(p, pSpec, eStrategy);
     p->tOut = dsNowMs();
-    if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc, 0);
+    if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
   }
   if( rc!=SQLITE_OK ){
     dsJoinClose(p);
@@ -271,7 +291,7 @@ int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr){
     return rc;
   }
   p->bDone = 1;
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc, p->pIter->zErr);
+  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
   return rc;
 }
 

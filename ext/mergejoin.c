@@ -94,7 +94,6 @@ static void dsMergeClose(DsPairIter *pIter){
   if( p ){
     dsSortedFree(&p->aSide[0], &p->pOp->mem);
     dsSortedFree(&p->aSide[1], &p->pOp->mem);
-    sqlite3_free(p->base.zErr);
     sqlite3_free(p);
   }
 }

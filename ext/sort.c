@@ -164,3 +164,41 @@ void dsSortedFree(DsSorted *p, DsMem *pMem){
   p->nRow = 0;
   dsArenaClear(&p->arena);
 }
+
+/*************************************************************************
+** The sorter: a stream of a source's rows in key order.
+*/
+struct DsSorter {
+  DsOp *pOp;
+  DsSorted sorted;        /* the rows, sorted in memory */
+  i64 iNext;              /* next row to hand out */
+};
+
+int dsSorterOpen(DsOp *pOp, DsSource *pSrc, DsSorter **ppSorter){
+  DsSorter *p = sqlite3_malloc64(sizeof(DsSorter));
+  int rc;
+  *ppSorter = 0;
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->pOp = pOp;
+  rc = dsSortSource(pOp, pSrc, &p->sorted);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(p);
+    return rc;
+  }
+  *ppSorter = p;
+  return SQLITE_OK;
+}
+
+int dsSorterNext(DsSorter *p, DsRow **ppRow){
+  if( p->iNext>=p->sorted.nRow ) return SQLITE_DONE;
+  *ppRow = p->sorted.aRow[p->iNext++];
+  return SQLITE_ROW;
+}
+
+void dsSorterClose(DsSorter *p){
+  if( p ){
+    dsSortedFree(&p->sorted, &p->pOp->mem);
+    sqlite3_free(p);
+  }
+}
