@@ -1,0 +1,217 @@
+# tester.tcl: a small test harness for the `dataset` extension.
+#
+# In the style of SQLite's test/tester.tcl, but for plain `tclsh` with
+# Debian's `package require sqlite3` (libsqlite3-tcl): SQLite's own tester
+# needs its testfixture binary.  A test file is
+#
+#     source [file join [file dirname [info script]] tester.tcl]
+#     do_execsql_test name-1.1 { SELECT 1+1 } {2}
+#     finish_test
+#
+# and is run as `tclsh tests/NAME.test` (or by tests/runall.tcl).
+#
+# Procs:
+#   do_execsql_test NAME SQL EXPECTED   flat list of `db eval SQL` == EXPECTED
+#   do_catchsql_test NAME SQL EXPECTED  {0 rows} or {1 errmsg} == EXPECTED
+#   do_rows_test NAME SQL EXPECTED      one result row per line, the values
+#                                       joined with `|` (like the shell's
+#                                       list mode); EXPECTED is one such row
+#                                       per line, blank lines and leading and
+#                                       trailing blanks of lines ignored.
+#                                       Handy for JSON, whose braces would
+#                                       need quoting in a Tcl list.
+#   do_test NAME SCRIPT EXPECTED        result of SCRIPT (run at global level)
+#                                       == EXPECTED, compared as strings
+#   execsql SQL ?DB?, catchsql SQL ?DB? the helpers behind the above
+#   reset_db                            close `db`, open it again on a fresh
+#                                       empty database file
+#   finish_test                         print `N passed, N failed`, clean up,
+#                                       exit 1 if anything failed
+#
+# Connections.  `sqlite3` is wrapped (as SQLite's tester does) so that every
+# connection opened by a test, `db` or any other, has the extension: if
+# `SELECT ds_version()` fails on the new connection, the extension is
+# loaded with load_extension() from $DS_EXT, default `build/dataset`; a
+# relative DS_EXT is taken relative to the repository root, found from
+# this file's own location (tests/..).  The probe comes first because a
+# statically linked test program may register the extension by itself.
+#
+# NULL.  Every connection opened here gets `nullvalue NULL`: SQL NULL shows
+# as the word NULL in results (Tcl's default, the empty string, cannot be
+# told from ''), so tests must not use the text 'NULL' as data.
+#
+# Floating point values come back from `db eval` in Tcl's own shortest
+# round-trip form (1.0, 0.1, 1.1111111111111112), not SQLite's %!.15g.
+#
+# Environment: DS_EXT (extension path), DS_TEST_VERBOSE=1 (print every test
+# name as it passes), TMPDIR (where the scratch databases go).
+
+package require sqlite3
+
+namespace eval ::tester {
+  variable root [file dirname [file dirname [file normalize [info script]]]]
+  variable nPass 0
+  variable nFail 0
+  variable failed {}
+  variable tmpdir {}
+  variable dbfile {}
+  variable verbose [expr {[info exists ::env(DS_TEST_VERBOSE)]
+                          && $::env(DS_TEST_VERBOSE) ne "" 
+                          && $::env(DS_TEST_VERBOSE) ne "0"}]
+}
+
+# The repository root (the directory holding tests/, ext/, VERSION).
+proc repo_root {} { return $::tester::root }
+
+# Path given to load_extension(), without the .so suffix (SQLite adds it).
+proc ds_ext_path {} {
+  set p [file join [repo_root] build dataset]
+  if {[info exists ::env(DS_EXT)] && $::env(DS_EXT) ne ""} {
+    set p $::env(DS_EXT)
+    if {[file pathtype $p] ne "absolute"} { set p [file join [repo_root] $p] }
+  }
+  return $p
+}
+
+# Make sure connection $db has the extension; set its nullvalue.
+proc ds_prepare_connection {db} {
+  $db nullvalue NULL
+  if {[catch {$db eval {SELECT ds_version()}}]} {
+    set path [ds_ext_path]
+    $db enable_load_extension 1
+    if {[catch {$db eval {SELECT load_extension($path)}} msg]} {
+      error "cannot load the dataset extension from '$path': $msg"
+    }
+    $db enable_load_extension 0
+    if {[catch {$db eval {SELECT ds_version()}} msg]} {
+      error "extension loaded from '$path' but ds_version() fails: $msg"
+    }
+  }
+}
+
+# Wrap the `sqlite3` command: `sqlite3 NAME FILE ?options?` opens the
+# connection and then prepares it as above; other forms pass through.
+if {[info commands sqlite_orig] eq ""} {
+  rename sqlite3 sqlite_orig
+  proc sqlite3 {args} {
+    set r [uplevel 1 [list sqlite_orig {*}$args]]
+    if {[llength $args] >= 2 && ![string match -* [lindex $args 0]]} {
+      uplevel 1 [list ds_prepare_connection [lindex $args 0]]
+    }
+    return $r
+  }
+}
+
+# A scratch directory for this test process, removed by finish_test.
+proc test_tmpdir {} {
+  if {$::tester::tmpdir eq ""} {
+    set base /tmp
+    if {[info exists ::env(TMPDIR)] && [file isdirectory $::env(TMPDIR)]} {
+      set base $::env(TMPDIR)
+    }
+    set d [file join $base "ds-test-[pid]-[clock clicks]"]
+    file mkdir $d
+    set ::tester::tmpdir [file normalize $d]
+  }
+  return $::tester::tmpdir
+}
+
+# Close `db` (if open) and open it again on a new, empty database file.
+proc reset_db {} {
+  catch {db close}
+  set f [file join [test_tmpdir] test.db]
+  foreach suffix {"" -journal -wal -shm} { file delete -force $f$suffix }
+  set ::tester::dbfile $f
+  uplevel #0 [list sqlite3 db $f]
+}
+
+proc execsql {sql {db db}} {
+  uplevel #0 [list $db eval $sql]
+}
+
+proc catchsql {sql {db db}} {
+  set rc [catch {uplevel #0 [list $db eval $sql]} msg]
+  list $rc $msg
+}
+
+# Record one test result.  $ok is a boolean.
+proc tester_result {name ok expected actual} {
+  if {$ok} {
+    incr ::tester::nPass
+    if {$::tester::verbose} { puts "$name... Ok" }
+  } else {
+    incr ::tester::nFail
+    lappend ::tester::failed $name
+    puts "$name... FAILED"
+    puts "  Expected: \[$expected\]"
+    puts "  Got:      \[$actual\]"
+  }
+}
+
+proc do_test {name script expected} {
+  if {[catch {uplevel #0 $script} actual]} {
+    set actual "ERROR: $actual"
+    tester_result $name 0 $expected $actual
+    return
+  }
+  tester_result $name [expr {$actual eq $expected}] $expected $actual
+}
+
+proc do_execsql_test {name sql expected} {
+  set expected [list {*}$expected]
+  if {[catch {execsql $sql} actual]} {
+    tester_result $name 0 $expected "ERROR: $actual"
+    return
+  }
+  tester_result $name [expr {$actual eq $expected}] $expected $actual
+}
+
+proc do_catchsql_test {name sql expected} {
+  set expected [list {*}$expected]
+  set actual [catchsql $sql]
+  tester_result $name [expr {$actual eq $expected}] $expected $actual
+}
+
+# Rows of a query, one line per row, the values joined with |.
+proc rowsql {sql {db db}} {
+  set lines {}
+  uplevel #0 [list $db eval $sql ::tester::row {
+    set vals {}
+    foreach c $::tester::row(*) { lappend vals $::tester::row($c) }
+    lappend ::tester::rowlines [join $vals |]
+  }]
+  set lines $::tester::rowlines
+  set ::tester::rowlines {}
+  return [join $lines \n]
+}
+set ::tester::rowlines {}
+
+proc do_rows_test {name sql expected} {
+  set want {}
+  foreach line [split $expected \n] {
+    set line [string trim $line]
+    if {$line ne ""} { lappend want $line }
+  }
+  set want [join $want \n]
+  set ::tester::rowlines {}
+  if {[catch {rowsql $sql} actual]} {
+    set ::tester::rowlines {}
+    tester_result $name 0 "\n$want\n" "ERROR: $actual"
+    return
+  }
+  tester_result $name [expr {$actual eq $want}] "\n$want\n" "\n$actual\n"
+}
+
+proc finish_test {} {
+  catch {db close}
+  catch {db2 close}
+  if {$::tester::tmpdir ne ""} { file delete -force $::tester::tmpdir }
+  if {$::tester::nFail > 0} {
+    puts "Failures: $::tester::failed"
+  }
+  puts "$::tester::nPass passed, $::tester::nFail failed"
+  flush stdout
+  exit [expr {$::tester::nFail > 0}]
+}
+
+reset_db
