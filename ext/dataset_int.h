@@ -149,6 +149,7 @@ int dsValueCompare(const DsValue *a, const DsValue *b);
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
 int dsRowKeyCompare(const DsRow *a, const DsRow *b);
+int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 
 /*************************************************************************
 ** JSON text (json.c)
@@ -361,14 +362,18 @@ i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
 
 /*
-** Sorting (sort.c): every row of a source, handed back in key order (NULL
-** keys first).  dsSorterOpen() reads the whole source, sorting in memory
-** and writing sorted runs to spill files past the budget; dsSorterNext()
-** then merges.  A row stays valid until the next dsSorterNext() call on
-** the same sorter.
+** Sorting (sort.c): every row of a source, handed back in key order:
+** DS_ORDER_KEY is SQLite's ORDER BY order of the key columns
+** (dsRowKeyCompare), DS_ORDER_GROUP puts all NULL keys first as one group
+** (dsRowGroupCompare).  dsSorterOpen() reads the whole source, sorting in
+** memory and writing sorted runs to spill files past the budget;
+** dsSorterNext() then merges.  A row stays valid until the next
+** dsSorterNext() call on the same sorter.
 */
+#define DS_ORDER_KEY   0
+#define DS_ORDER_GROUP 1
 typedef struct DsSorter DsSorter;
-int dsSorterOpen(DsOp *pOp, DsSource *pSrc, DsSorter **ppSorter);
+int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
 void dsSorterClose(DsSorter *p);
 
@@ -379,7 +384,7 @@ struct DsSorted {
   i64 nRow;
   DsArena arena;
 };
-int dsSortSource(DsOp *pOp, DsSource *pSrc, DsSorted *pOut);
+int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut);
 void dsSortedFree(DsSorted *p, DsMem *pMem);
 
 /*************************************************************************

@@ -4,9 +4,10 @@
 ** Both sides are sorted on the key (sort.c), then merged: the side with
 ** the smaller key advances, producing its row alone when the join type
 ** keeps it; when the keys are equal, the group of that key on each side
-** is found and their cross product is produced.  NULL keys sort first on
-** both sides and never match, so the output comes in key order with the
-** unmatched NULL-key rows first, as SQLite orders NULL.
+** is found and their cross product is produced.  Keys sort as ORDER BY
+** on the key columns would sort them, NULL first; a key with a NULL part
+** never matches, so the output comes in key order, NULL keys where SQLite
+** would put them.
 */
 #include "dataset_int.h"
 
@@ -64,12 +65,14 @@ static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
     pL = p->aiNext[0]<p->aSide[0].nRow ? p->aSide[0].aRow[p->aiNext[0]] : 0;
     pR = p->aiNext[1]<p->aSide[1].nRow ? p->aSide[1].aRow[p->aiNext[1]] : 0;
     if( pL==0 && pR==0 ) return SQLITE_DONE;
-    if( pL && (pR==0 || (pL->flags & DS_ROW_NULLKEY)) ){
+    if( pR==0 ){
       c = -1;
-    }else if( pR && (pL==0 || (pR->flags & DS_ROW_NULLKEY)) ){
+    }else if( pL==0 ){
       c = 1;
     }else{
       c = dsRowKeyCompare(pL, pR);
+      /* Equal keys with a NULL part never match: left ones go first. */
+      if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) c = -1;
     }
     if( c<0 ){
       if( pR==0 && !p->abKeep[0] ){ p->aiNext[0] = p->aSide[0].nRow; continue; }
@@ -114,8 +117,10 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   dsArenaInit(&p->aSide[0].arena, &pOp->mem);
   dsArenaInit(&p->aSide[1].arena, &pOp->mem);
   pOp->stats.iBuild = -1;
-  rc = dsSortSource(pOp, pOp->apSrc[0], &p->aSide[0]);
-  if( rc==SQLITE_OK ) rc = dsSortSource(pOp, pOp->apSrc[1], &p->aSide[1]);
+  rc = dsSortSource(pOp, pOp->apSrc[0], DS_ORDER_KEY, &p->aSide[0]);
+  if( rc==SQLITE_OK ){
+    rc = dsSortSource(pOp, pOp->apSrc[1], DS_ORDER_KEY, &p->aSide[1]);
+  }
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
   if( rc!=SQLITE_OK ){
     dsMergeClose(&p->base);

@@ -23,7 +23,9 @@
 **
 ** Key order, used by sorting, is SQLite's order of values: NULL first,
 ** then numbers (integers and reals compared exactly), then text (memcmp),
-** then blobs (memcmp).  A key with any NULL part sorts as one NULL key.
+** then blobs (memcmp), part by part as ORDER BY sorts the key columns.
+** Grouping (coGroup) instead puts every key with a NULL part first, as
+** one group.
 */
 #include "dataset_int.h"
 
@@ -287,14 +289,14 @@ int dsRowKeyEqual(const DsRow *a, const DsRow *b){
   return 1;
 }
 
-/* Order of the keys of two rows; NULL keys first and equal to each other. */
+/*
+** SQLite's order of the keys of two rows, as ORDER BY on the key columns
+** would sort them: part by part, NULL lowest (and equal to NULL).
+*/
 int dsRowKeyCompare(const DsRow *a, const DsRow *b){
   const u8 *pA = a->aData;
   const u8 *pB = b->aData;
   const u8 *pEndA = pA + a->nKey;
-  int bNullA = (a->flags & DS_ROW_NULLKEY)!=0;
-  int bNullB = (b->flags & DS_ROW_NULLKEY)!=0;
-  if( bNullA || bNullB ) return bNullB - bNullA;
   while( pA < pEndA ){
     DsValue va, vb;
     int c;
@@ -304,4 +306,15 @@ int dsRowKeyCompare(const DsRow *a, const DsRow *b){
     if( c ) return c;
   }
   return 0;
+}
+
+/*
+** The order of groups (coGroup): every NULL key first, as one group, then
+** the others in key order.  The same as dsRowKeyCompare() for one column.
+*/
+int dsRowGroupCompare(const DsRow *a, const DsRow *b){
+  int bNullA = (a->flags & DS_ROW_NULLKEY)!=0;
+  int bNullB = (b->flags & DS_ROW_NULLKEY)!=0;
+  if( bNullA || bNullB ) return bNullB - bNullA;
+  return dsRowKeyCompare(a, b);
 }

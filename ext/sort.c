@@ -29,11 +29,11 @@ static u64 dsBytesPrefix(const u8 *z, int n){
   return v;
 }
 
-static u64 dsSortPrefix(const DsRow *pRow){
+static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
   DsValue v;
   double r;
   u64 b;
-  if( pRow->flags & DS_ROW_NULLKEY ) return 0;
+  if( eOrder==DS_ORDER_GROUP && (pRow->flags & DS_ROW_NULLKEY) ) return 0;
   dsValueDecode(pRow->aData, &v);
   switch( v.eType ){
     case DS_INT:
@@ -80,14 +80,22 @@ static DsSortEntry *dsRadixSort(DsSortEntry *a, DsSortEntry *aTmp, i64 n){
   return a;
 }
 
-static int dsEntryCompare(const void *pA, const void *pB){
+static int dsEntryKeyCompare(const void *pA, const void *pB){
   const DsSortEntry *a = (const DsSortEntry *)pA;
   const DsSortEntry *b = (const DsSortEntry *)pB;
   return dsRowKeyCompare(a->pRow, b->pRow);
 }
 
-/* Put each run of equal prefixes in true key order. */
-static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n){
+static int dsEntryGroupCompare(const void *pA, const void *pB){
+  const DsSortEntry *a = (const DsSortEntry *)pA;
+  const DsSortEntry *b = (const DsSortEntry *)pB;
+  return dsRowGroupCompare(a->pRow, b->pRow);
+}
+
+/* Put each run of equal prefixes in true order. */
+static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n, int eOrder){
+  int (*xCmp)(const DsRow *, const DsRow *) =
+      eOrder==DS_ORDER_GROUP ? dsRowGroupCompare : dsRowKeyCompare;
   i64 i = 0;
   int rc;
   while( i<n ){
@@ -96,10 +104,11 @@ static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n){
     int bSorted = 1;
     while( j<n && a[j].prefix==a[i].prefix ) j++;
     for(k=i+1; k<j && bSorted; k++){
-      bSorted = dsRowKeyCompare(a[k-1].pRow, a[k].pRow)<=0;
+      bSorted = xCmp(a[k-1].pRow, a[k].pRow)<=0;
     }
     if( !bSorted ){
-      qsort(&a[i], (size_t)(j - i), sizeof(DsSortEntry), dsEntryCompare);
+      qsort(&a[i], (size_t)(j - i), sizeof(DsSortEntry),
+            eOrder==DS_ORDER_GROUP ? dsEntryGroupCompare : dsEntryKeyCompare);
     }
     i = j;
     if( (rc = dsOpTick(pOp))!=SQLITE_OK ) return rc;
@@ -111,7 +120,7 @@ static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n){
 ** Read every row of pSrc into pOut and sort them on their keys.  NULL keys
 ** come first.
 */
-int dsSortSource(DsOp *pOp, DsSource *pSrc, DsSorted *pOut){
+int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut){
   DsMem *pMem = &pOp->mem;
   DsSortEntry *a = 0, *aTmp = 0;
   DsSortEntry *aSorted = 0;
@@ -133,7 +142,7 @@ int dsSortSource(DsOp *pOp, DsSource *pSrc, DsSorted *pOut){
       a = aNew;
       nAlloc = nNew;
     }
-    a[n].prefix = dsSortPrefix(pRow);
+    a[n].prefix = dsSortPrefix(pRow, eOrder);
     a[n].pRow = pRow;
     n++;
   }
@@ -143,7 +152,7 @@ int dsSortSource(DsOp *pOp, DsSource *pSrc, DsSorted *pOut){
     aTmp = dsMalloc(pMem, n * (i64)sizeof(DsSortEntry));
     if( aTmp==0 ){ rc = SQLITE_NOMEM; goto sort_out; }
     aSorted = dsRadixSort(a, aTmp, n);
-    rc = dsSortTies(pOp, aSorted, n);
+    rc = dsSortTies(pOp, aSorted, n, eOrder);
     if( rc!=SQLITE_OK ) goto sort_out;
   }
   pOut->aRow = dsMalloc(pMem, (n ? n : 1) * (i64)sizeof(DsRow *));
@@ -174,14 +183,14 @@ struct DsSorter {
   i64 iNext;              /* next row to hand out */
 };
 
-int dsSorterOpen(DsOp *pOp, DsSource *pSrc, DsSorter **ppSorter){
+int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   DsSorter *p = sqlite3_malloc64(sizeof(DsSorter));
   int rc;
   *ppSorter = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->pOp = pOp;
-  rc = dsSortSource(pOp, pSrc, &p->sorted);
+  rc = dsSortSource(pOp, pSrc, eOrder, &p->sorted);
   if( rc!=SQLITE_OK ){
     sqlite3_free(p);
     return rc;
