@@ -419,17 +419,8 @@ void dsBlockCrossFree(DsBlockCross *p);
 typedef struct DsSorter DsSorter;
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
+int dsSorterStable(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
-
-/* The in-memory sort used by the sorter: rows of a source, sorted. */
-typedef struct DsSorted DsSorted;
-struct DsSorted {
-  DsRow **aRow;
-  i64 nRow;
-  DsArena arena;
-};
-int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut);
-void dsSortedFree(DsSorted *p, DsMem *pMem);
 
 /*************************************************************************
 ** Modules and functions
