@@ -29,7 +29,7 @@ all: build/dataset.so
 
 build/dataset.so: $(SRC) $(HDR) | deps-build
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS)
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
 
 testfixture: build/testfixture
 

@@ -18,6 +18,8 @@
 **   join.c        the join driver: hints, join types, strategy choice
 **   stats.c       ds_last_stats() and the statistics of a run
 **   join_vtab.c   the ds_join_hint module
+**   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
+**   key_stats.c   ds_key_stats(): exact key counts, then sketches
 */
 #ifndef DATASET_INT_H
 #define DATASET_INT_H
@@ -145,6 +147,10 @@ const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
 int dsValueCompare(const DsValue *a, const DsValue *b);
+int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal);
+i64 dsValueSize(const DsValue *pVal);
+u8 *dsValuePut(u8 *p, const DsValue *pVal);
+u64 dsValueHash(const DsValue *pVal, u64 seed);
 
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
@@ -154,8 +160,10 @@ int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 /*************************************************************************
 ** JSON text (json.c)
 */
+#define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
 void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal);
 void dsJsonString(sqlite3_str *pOut, const char *z, int n);
+void dsResultJson(sqlite3_context *ctx, sqlite3_str *pOut);
 
 /*************************************************************************
 ** Dataset inputs and keys (input.c)
@@ -426,5 +434,15 @@ void dsSorterClose(DsSorter *p);
 ** Modules and functions
 */
 int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
+
+/* ds_key_stats(), registered by dsRegisterAggregates() (key_stats.c) */
+void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void dsKeyStatsFinal(sqlite3_context *ctx);
+
+/* Flags newer SQLite headers define; older SQLite ignores unknown bits. */
+#ifndef SQLITE_RESULT_SUBTYPE
+# define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
 
 #endif /* DATASET_INT_H */
