@@ -399,14 +399,13 @@ void dsSortedFree(DsSorted *p, DsMem *pMem);
 /*************************************************************************
 ** The CREATE VIRTUAL TABLE forms of the modules (vtab_args.c)
 */
-#define DS_VTAB_MAX_ARG 8
-
 /* The name=value arguments a module takes: the first nRequired of
-** azName must be given, the others may be. */
+** azName must be given, the others may be.  dsVtabArgsParse() fills one
+** value per name (NULL for an optional one not given). */
 typedef struct DsVtabArgSpec DsVtabArgSpec;
 struct DsVtabArgSpec {
   const char *zFunc;      /* module name, for messages */
-  int nName;              /* at most DS_VTAB_MAX_ARG */
+  int nName;
   int nRequired;
   const char *const *azName;
 };

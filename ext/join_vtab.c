@@ -82,6 +82,7 @@ struct DsJoinTable {
   int eType;              /* DS_JOIN_* */
   int bEstimated;         /* anRow[] is known */
   i64 anRow[2];           /* estimated rows of each input */
+  int nActive;            /* xFilter or xNext calls of this table running */
 };
 
 typedef struct DsJoinCursor DsJoinCursor;
@@ -498,6 +499,15 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
     *pzErr = sqlite3_mprintf("%s", pTab->zUnusable);
     return SQLITE_ERROR;
   }
+  /* Tables and views can be made to read each other in a cycle (j1 reads
+  ** a view of j2, which reads j1); each turn would nest a query deeper
+  ** until the stack gave out.  A query of this table that starts while
+  ** this table is producing rows can only come from such a cycle. */
+  if( pTab->nActive>1 ){
+    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", DS_FUNC, pTab->zName);
+    return SQLITE_ERROR;
+  }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsInputOpen(db, DS_FUNC, azSide[i], pTab->apIn[i]->zText,
                      &pCur->apIn[i], pzErr);
@@ -533,11 +543,13 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   char *zErr = 0;
   int rc;
   dsJoinCursorReset(pCur);
+  pCur->pTab->nActive++;
   if( pCur->pTab->bTyped ){
     rc = dsJoinTableFilter(pCur, idxNum, idxStr, &zErr);
   }else{
     rc = dsJoinFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
+  pCur->pTab->nActive--;
   if( rc!=SQLITE_OK ){
     dsSetVtabError(pCursor->pVtab, zErr);
     return rc;
@@ -548,7 +560,10 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
   char *zErr = 0;
-  int rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
+  int rc;
+  pCur->pTab->nActive++;
+  rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
+  pCur->pTab->nActive--;
   pCur->iRowid++;
   pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
@@ -781,11 +796,14 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
 static void dsJoinEstimate(DsJoinTable *pTab){
   int i;
   if( pTab->bEstimated ) return;
+  /* Set first: counting an input that reads this table (a cycle) plans
+  ** a query of this table again, which must not count again. */
+  pTab->bEstimated = 1;
+  pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
   for(i=0; i<2; i++){
     pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db, pTab->apIn[i]);
     if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
   }
-  pTab->bEstimated = 1;
 }
 
 /* About log2(x), without libm: the cost of sorting grows with it. */

@@ -6,9 +6,8 @@
 ** SQLite hands xConnect each argument as raw text (quotes kept, commas
 ** inside quotes and parentheses respected).  This file turns them into
 ** values, decides whether xConnect runs for a CREATE, builds and declares
-** the typed columns of two inputs, and remembers the inputs as declared
-** (their columns) so that a later change of one is noticed at query
-** time: dsVtabInputCheck() compares the input as it is now.
+** the typed columns of two inputs, and checks at query time that an input
+** still has the columns the table was declared with (dsVtabInputCheck()).
 **
 ** Arguments.  Each is `name=value`; the name is matched without regard to
 ** case against the module's list, and unknown, repeated and missing names
