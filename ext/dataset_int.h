@@ -17,6 +17,8 @@
 **   mergejoin.c   REPARTITION_SORT_MERGE
 **   join.c        the join driver: hints, join types, strategy choice
 **   stats.c       ds_last_stats() and the statistics of a run
+**   vtab_args.c   what the CREATE VIRTUAL TABLE forms share: name=value
+**                 arguments, typed two-input columns, placeholders
 **   join_vtab.c   the ds_join_hint module
 **   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
 **   key_stats.c   ds_key_stats(): exact key counts, then sketches
@@ -186,6 +188,13 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
+
+/* SQL text helpers, shared with vtab_args.c */
+const char *dsSkipSpace(const char *z);
+int dsKeyword(const char *z, const char *zKw);
+int dsQuotedLength(const char *z);
+int dsParseIdent(const char *z, char **pzOut);
+int dsIsQuery(const char *z);
 
 /* A source of rows: an input being read, or (later) a spill file. */
 typedef struct DsSource DsSource;
@@ -429,6 +438,38 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
 int dsSorterStable(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
+
+/*************************************************************************
+** The CREATE VIRTUAL TABLE forms of the modules (vtab_args.c)
+*/
+/* The name=value arguments a module takes: the first nRequired of
+** azName must be given, the others may be.  dsVtabArgsParse() fills one
+** value per name (NULL for an optional one not given). */
+typedef struct DsVtabArgSpec DsVtabArgSpec;
+struct DsVtabArgSpec {
+  const char *zFunc;      /* module name, for messages */
+  int nName;
+  int nRequired;
+  const char *const *azName;
+};
+
+int dsVtabArgsParse(const DsVtabArgSpec *pSpec, int argc,
+                    const char *const *argv, char **azValue, char **pzErr);
+void dsVtabArgsFree(const DsVtabArgSpec *pSpec, char **azValue);
+int dsVtabArgWord(const char *zValue, char **pzOut);
+int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
+
+int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
+                     const DsInput *pWas, const DsInput *pNow, char **pzErr);
+
+char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
+void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
+                        const char *zDecl);
+int dsVtabDeclare(sqlite3 *db, const char *zFunc, const char *zTab,
+                  sqlite3_str *pSql, char **pzErr);
+int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
+                      DsInput *const apIn[2], char **pzErr);
+int dsVtabDeclarePlaceholder(sqlite3 *db);
 
 /*************************************************************************
 ** Modules and functions

@@ -37,7 +37,7 @@ static int dsIsIdChar(int c){
 }
 
 /* Skip white space and SQL comments. */
-static const char *dsSkipSpace(const char *z){
+const char *dsSkipSpace(const char *z){
   for(;;){
     while( isspace((unsigned char)*z) ) z++;
     if( z[0]=='-' && z[1]=='-' ){
@@ -53,7 +53,7 @@ static const char *dsSkipSpace(const char *z){
 
 /* If z starts with keyword zKw (any case) as a whole word, return its
 ** length, else 0. */
-static int dsKeyword(const char *z, const char *zKw){
+int dsKeyword(const char *z, const char *zKw){
   int n = (int)strlen(zKw);
   if( sqlite3_strnicmp(z, zKw, n)==0 && !dsIsIdChar((unsigned char)z[n]) ){
     return n;
@@ -65,7 +65,7 @@ static int dsKeyword(const char *z, const char *zKw){
 ** If z starts with a quote or bracket, return the index just past the
 ** matching close (doubled quotes stay inside), or 0 if there is none.
 */
-static int dsQuotedLength(const char *z){
+int dsQuotedLength(const char *z){
   char cEnd;
   int i;
   switch( z[0] ){
@@ -100,7 +100,7 @@ static int dsMatchParen(const char *z){
 }
 
 /* One identifier at z, dequoted into *pzOut; returns its length or 0. */
-static int dsParseIdent(const char *z, char **pzOut){
+int dsParseIdent(const char *z, char **pzOut){
   int n = dsQuotedLength(z);
   if( n>=2 ){
     char *zOut = sqlite3_malloc64((sqlite3_uint64)n);
@@ -174,7 +174,7 @@ static int dsLooksLikeStatement(const char *z){
 }
 
 /* Is z (after any opening parentheses) a SELECT, WITH or VALUES query? */
-static int dsIsQuery(const char *z){
+int dsIsQuery(const char *z){
   while( *z=='(' ) z = dsSkipSpace(z + 1);
   return dsKeyword(z, "SELECT") || dsKeyword(z, "WITH")
       || dsKeyword(z, "VALUES");
