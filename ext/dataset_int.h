@@ -188,6 +188,15 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
+const char *dsTypeNoun(sqlite3_value *pVal);
+int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
+                     sqlite3_value *pVal, DsInput **ppIn, char **pzErr);
+int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
+                    const char *zSide, sqlite3_value *pVal, int *pnKey,
+                    int **paiKey, char **pzErr);
+int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
+                    DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr);
+int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr);
 
 /* SQL text helpers, shared with vtab_args.c */
 const char *dsSkipSpace(const char *z);
@@ -470,6 +479,11 @@ int dsVtabDeclare(sqlite3 *db, const char *zFunc, const char *zTab,
 int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
                       DsInput *const apIn[2], char **pzErr);
 int dsVtabDeclarePlaceholder(sqlite3 *db);
+int dsVtabFunctionBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
+                            const DsVtabArgSpec *pSpec, int iFirst,
+                            int *pmArg);
+void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
+                        sqlite3_value **aArg);
 
 /*************************************************************************
 ** Modules and functions

@@ -519,6 +519,89 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
 }
 
 /*************************************************************************
+** Arguments of the table-valued forms, as SQL values.
+*/
+
+/* "an integer", "a real", ...: the type of a value, for messages. */
+const char *dsTypeNoun(sqlite3_value *pVal){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT:   return "a real";
+    case SQLITE_BLOB:    return "a blob";
+    case SQLITE_NULL:    return "NULL";
+    default:             return "text";
+  }
+}
+
+/* A dataset argument: text naming a table or view, or a query. */
+int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
+                     sqlite3_value *pVal, DsInput **ppIn, char **pzErr){
+  *ppIn = 0;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
+        "view name or a query), not %s", zFunc, zSide, dsTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsInputOpen(db, zFunc, zSide, (const char *)sqlite3_value_text(pVal),
+                     ppIn, pzErr);
+}
+
+/* A key argument: text (names or positions) or an integer position. */
+int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
+                    const char *zSide, sqlite3_value *pVal, int *pnKey,
+                    int **paiKey, char **pzErr){
+  const char *zKeys;
+  char aNum[24];
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_TEXT:
+      zKeys = (const char *)sqlite3_value_text(pVal);
+      break;
+    case SQLITE_INTEGER:
+      sqlite3_snprintf(sizeof(aNum), aNum, "%lld", sqlite3_value_int64(pVal));
+      zKeys = aNum;
+      break;
+    default:
+      *pzErr = sqlite3_mprintf("%s: %s must be text (column names or 0-based "
+          "positions) or an integer position, not %s", zFunc, zArg,
+          dsTypeNoun(pVal));
+      return SQLITE_ERROR;
+  }
+  return dsInputKeys(zFunc, zArg, pIn, zSide, zKeys, pnKey, paiKey, pzErr);
+}
+
+/*
+** The four arguments every two-input keyed operator starts with: left
+** and right datasets, then left_key and right_key, which must name as
+** many columns each.  On error the caller frees whatever was set.
+*/
+int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
+                    DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr){
+  static const char *const azSide[] = { "left", "right" };
+  static const char *const azArg[] = { "left_key", "right_key" };
+  int anKey[2] = {0, 0};
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsInputFromValue(db, zFunc, azSide[i], apArg[i], &apIn[i], pzErr);
+  }
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsKeysFromValue(zFunc, azArg[i], apIn[i], azSide[i], apArg[2+i],
+                         &anKey[i], &aaiKey[i], pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(zFunc, anKey, pzErr);
+  *pnKey = anKey[0];
+  return rc;
+}
+
+/* Both sides must name as many key columns. */
+int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
+  if( anKey[0]==anKey[1] ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
+      "names %d; both sides need the same number of key columns", zFunc,
+      anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
+  return SQLITE_ERROR;
+}
+
+/*************************************************************************
 ** Readers: DsSource over an input's SELECT.
 */
 typedef struct DsReader DsReader;

@@ -167,12 +167,7 @@ static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
     rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->apIn[i], azSide[i],
                      azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
   }
-  if( rc==SQLITE_OK && anKey[0]!=anKey[1] ){
-    *pzErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
-        "names %d; both sides need the same number of key columns", DS_FUNC,
-        anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
-    rc = SQLITE_ERROR;
-  }
+  if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
   pTab->nKey = anKey[0];
   if( rc==SQLITE_OK && azValue[4] ){
     rc = dsVtabArgWord(azValue[4], &zWord);
@@ -307,55 +302,6 @@ static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
   return SQLITE_OK;
 }
 
-/* "an integer", ...: the type of a bad argument, for messages. */
-static const char *dsArgTypeNoun(sqlite3_value *pVal){
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER: return "an integer";
-    case SQLITE_FLOAT:   return "a real";
-    case SQLITE_BLOB:    return "a blob";
-    case SQLITE_NULL:    return "NULL";
-    default:             return "text";
-  }
-}
-
-/* Resolve dataset argument pVal, the zSide input. */
-static int dsJoinOpenInput(DsJoinCursor *pCur, int iSide,
-                           sqlite3_value *pVal, char **pzErr){
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
-    *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
-        "view name or a query), not %s", DS_FUNC, azSide[iSide],
-        dsArgTypeNoun(pVal));
-    return SQLITE_ERROR;
-  }
-  return dsInputOpen(pCur->pConn->db, DS_FUNC, azSide[iSide],
-                     (const char *)sqlite3_value_text(pVal),
-                     &pCur->apIn[iSide], pzErr);
-}
-
-/* Parse key argument pVal of side iSide. */
-static int dsJoinParseKeys(DsJoinCursor *pCur, int iSide,
-                           sqlite3_value *pVal, int *pnKey, char **pzErr){
-  const char *zKeys;
-  char aNum[24];
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_TEXT:
-      zKeys = (const char *)sqlite3_value_text(pVal);
-      break;
-    case SQLITE_INTEGER:
-      sqlite3_snprintf(sizeof(aNum), aNum, "%lld", sqlite3_value_int64(pVal));
-      zKeys = aNum;
-      break;
-    default:
-      *pzErr = sqlite3_mprintf("%s: %s must be text (column names or 0-based "
-          "positions) or an integer position, not %s", DS_FUNC,
-          azArgName[2+iSide], dsArgTypeNoun(pVal));
-      return SQLITE_ERROR;
-  }
-  return dsInputKeys(DS_FUNC, azArgName[2+iSide], pCur->apIn[iSide],
-                     azSide[iSide], zKeys, pnKey, &pCur->aaiKey[iSide],
-                     pzErr);
-}
-
 /*
 ** Decide the columns side iSide carries: the key columns always, and the
 ** others for which aWant[c] is set (aWant NULL: none).  aaiSlot maps each
@@ -432,35 +378,23 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
 static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
                                 sqlite3_value **argv, char **pzErr){
   sqlite3_value *aArg[DS_N_ARG];
-  int anKey[2] = {0, 0};
   int eHint = 0, eType = 0;
   u8 *aAll = 0;
-  int i, j, rc = SQLITE_OK;
+  int i, rc = SQLITE_OK;
 
-  for(i=j=0; i<DS_N_ARG; i++){
-    aArg[i] = (idxNum & (1<<i)) && j<argc ? argv[j++] : 0;
+  dsVtabFunctionArgs(idxNum, argc, argv, DS_N_ARG, aArg);
+  for(i=0; i<DS_N_ARG; i++){
     if( aArg[i] ){
       pCur->apArg[i] = sqlite3_value_dup(aArg[i]);
       if( pCur->apArg[i]==0 ) return SQLITE_NOMEM;
     }
   }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsJoinOpenInput(pCur, i, aArg[i], pzErr);
-  }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsJoinParseKeys(pCur, i, aArg[2+i], &anKey[i], pzErr);
-  }
-  if( rc==SQLITE_OK && anKey[0]!=anKey[1] ){
-    *pzErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
-        "names %d; both sides need the same number of key columns", DS_FUNC,
-        anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
-    rc = SQLITE_ERROR;
-  }
+  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC, aArg, pCur->apIn,
+                       pCur->aaiKey, &pCur->nKey, pzErr);
   if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &eHint, pzErr);
   if( rc==SQLITE_OK ) rc = dsParseJoinType(DS_FUNC, aArg[5], &eType, pzErr);
   if( rc!=SQLITE_OK ) return rc;
 
-  pCur->nKey = anKey[0];
   pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     int bWantRow = (idxNum >> (JUSE_SHIFT + 1 + i)) & 1;
@@ -695,40 +629,11 @@ static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
 */
 static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
                                    sqlite3_index_info *pInfo){
-  int aiCons[DS_N_ARG];
-  int abUnusable[DS_N_ARG];
-  int i, nArg = 0;
-  int idxNum = 0;
-  for(i=0; i<DS_N_ARG; i++){ aiCons[i] = -1; abUnusable[i] = 0; }
-  for(i=0; i<pInfo->nConstraint; i++){
-    const struct sqlite3_index_constraint *pCons = &pInfo->aConstraint[i];
-    int iArg = pCons->iColumn - JCOL_ARG0;
-    if( iArg<0 || pCons->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pCons->usable ){
-      abUnusable[iArg] = 1;
-    }else if( aiCons[iArg]<0 ){
-      aiCons[iArg] = i;
-    }
-  }
-  for(i=0; i<DS_N_REQUIRED; i++){
-    if( aiCons[i]>=0 ) continue;
-    if( abUnusable[i] ) return SQLITE_CONSTRAINT;
-    dsSetVtabError(pVtab, sqlite3_mprintf("%s: missing argument %s; usage: "
-        "%s(left, right, left_key, right_key [, hint [, join_type]])",
-        DS_FUNC, azArgName[i], DS_FUNC));
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<DS_N_ARG; i++){
-    if( aiCons[i]<0 ){
-      if( abUnusable[i] ) return SQLITE_CONSTRAINT;
-      continue;
-    }
-    pInfo->aConstraintUsage[aiCons[i]].argvIndex = ++nArg;
-    pInfo->aConstraintUsage[aiCons[i]].omit = 1;
-    idxNum |= 1<<i;
-  }
-  idxNum |= (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
-  pInfo->idxNum = idxNum;
+  int mArg;
+  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsJoinArgSpec, JCOL_ARG0,
+                                   &mArg);
+  if( rc!=SQLITE_OK ) return rc;
+  pInfo->idxNum = mArg | (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
   pInfo->estimatedCost = 1e6;
   pInfo->estimatedRows = 1000000;
   return SQLITE_OK;

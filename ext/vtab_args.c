@@ -389,3 +389,80 @@ int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
 int dsVtabDeclarePlaceholder(sqlite3 *db){
   return sqlite3_declare_vtab(db, "CREATE TABLE x(unavailable)");
 }
+
+/*************************************************************************
+** The table-valued forms.
+**
+** A module's arguments are HIDDEN columns, iFirst onwards, in the order of
+** pSpec->azName; SQLite passes each given argument as an equality
+** constraint.  xBestIndex hands them to xFilter in argument order, with a
+** bitmask of those present; a required argument that is constrained but
+** not usable in this plan makes the plan impossible (SQLITE_CONSTRAINT),
+** one that is absent is the user's error.
+*/
+
+/* "f(a, b [, c [, d]])": how the table-valued form is called. */
+static char *dsVtabFunctionUsage(const DsVtabArgSpec *pSpec){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendf(pStr, "%s(", pSpec->zFunc);
+  for(i=0; i<pSpec->nName; i++){
+    if( i<pSpec->nRequired ){
+      sqlite3_str_appendf(pStr, "%s%s", i ? ", " : "", pSpec->azName[i]);
+    }else{
+      sqlite3_str_appendf(pStr, " [, %s", pSpec->azName[i]);
+    }
+  }
+  for(i=pSpec->nRequired; i<pSpec->nName; i++){
+    sqlite3_str_appendchar(pStr, 1, ']');
+  }
+  sqlite3_str_appendchar(pStr, 1, ')');
+  return sqlite3_str_finish(pStr);
+}
+
+int dsVtabFunctionBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
+                            const DsVtabArgSpec *pSpec, int iFirst,
+                            int *pmArg){
+  int aiCons[32];
+  u32 mUnusable = 0;
+  int i, nArg = 0;
+  *pmArg = 0;
+  for(i=0; i<pSpec->nName; i++) aiCons[i] = -1;
+  for(i=0; i<pInfo->nConstraint; i++){
+    const struct sqlite3_index_constraint *pCons = &pInfo->aConstraint[i];
+    int iArg = pCons->iColumn - iFirst;
+    if( iArg<0 || iArg>=pSpec->nName ) continue;
+    if( pCons->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( !pCons->usable ){
+      mUnusable |= 1u << iArg;
+    }else if( aiCons[iArg]<0 ){
+      aiCons[iArg] = i;
+    }
+  }
+  for(i=0; i<pSpec->nName; i++){
+    if( aiCons[i]>=0 ){
+      pInfo->aConstraintUsage[aiCons[i]].argvIndex = ++nArg;
+      pInfo->aConstraintUsage[aiCons[i]].omit = 1;
+      *pmArg |= 1 << i;
+    }else if( mUnusable & (1u << i) ){
+      return SQLITE_CONSTRAINT;
+    }else if( i<pSpec->nRequired ){
+      char *zUsage = dsVtabFunctionUsage(pSpec);
+      sqlite3_free(pVtab->zErrMsg);
+      pVtab->zErrMsg = sqlite3_mprintf("%s: missing argument %s; usage: %s",
+                                       pSpec->zFunc, pSpec->azName[i], zUsage);
+      sqlite3_free(zUsage);
+      return SQLITE_ERROR;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* In xFilter: aArg[i] is argument i, or NULL where it was not given. */
+void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
+                        sqlite3_value **aArg){
+  int i, j;
+  for(i=j=0; i<nArg; i++){
+    aArg[i] = (mArg & (1<<i)) && j<argc ? argv[j++] : 0;
+  }
+}
