@@ -9,7 +9,8 @@
 #    end of the run.  Each file must end by printing `N passed, N failed`
 #    (tester.tcl's finish_test does); a file that dies without that line
 #    counts as 1 failure and its output is shown.  The output of a file with
-#    failures is shown too.
+#    failures is shown too; of a file without, only its lines
+#    `NAME... SKIPPED: REASON` (tester.tcl's skip_test).
 # 2. Every sql/examples/*.sql runs through the sqlite3 shell as
 #    `sqlite3 -batch -bail :memory: < FILE` from the repository root; its
 #    stdout and stderr together must equal sql/examples/NAME.expected byte
@@ -42,6 +43,7 @@ if {[info exists env(DS_TEST_TIMEOUT)] && [string is integer -strict $env(DS_TES
 set nPass 0
 set nFail 0
 set nSkip 0
+set nSkipTest 0
 set failures {}
 
 # --------------------------------------------------------------------------
@@ -157,6 +159,11 @@ proc run_test_file {file} {
   if {$f > 0} {
     show_output $output
     lappend failures $name
+  } else {
+    # Tests skipped for lack of what they need say why (tester's skip_test).
+    foreach line [split $output \n] {
+      if {[string match {*... SKIPPED: *} $line]} { puts "    $line"; incr ::nSkipTest }
+    }
   }
   incr nPass $p
   incr nFail $f
@@ -255,5 +262,6 @@ foreach file $examples { run_example $file }
 puts ""
 if {[llength $failures] > 0} { puts "Failed: [join $failures {, }]" }
 if {$nSkip > 0} { puts "Skipped: $nSkip example(s)" }
+if {$nSkipTest > 0} { puts "Skipped: $nSkipTest test(s), reasons above" }
 puts "$nPass passed, $nFail failed"
 exit [expr {$nFail > 0}]
