@@ -72,6 +72,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   rc = dsRegisterJoinVtab(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterConfig(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterPlan(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterAggregates(db, pConn);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_version", 0,

@@ -217,7 +217,8 @@ struct DsSource {
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);
-i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn);
+i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+                        int *pbAtLeast);
 
 /*************************************************************************
 ** Hints, join types and the statistics of a run (join.c, stats.c)
@@ -297,6 +298,7 @@ struct DsJoinSpec {
   int eHint;              /* DS_HINT_* */
   int eType;              /* DS_JOIN_* */
   int bWantOrder;         /* the query wants rows in key order */
+  i64 anRowHint[2];       /* rows of each input if known, else -1 */
 };
 
 /*
@@ -489,6 +491,7 @@ void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
 ** Modules and functions
 */
 int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterPlan(sqlite3 *db, DsConn *pConn);
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
 
 /* ds_key_stats(), registered by dsRegisterAggregates() (key_stats.c) */

@@ -336,8 +336,11 @@ static int dsHashFillBatch(DsHashJoin *p){
     p->pProbeList = p->pProbeList->pNext;
   }
   if( n==0 && p->pProbeSrc ){
+    /* A batch holds DS_BATCH rows, or fewer when they are wide: at most
+    ** an eighth of the budget. */
+    i64 nMax = p->pOp->pConn->nMemLimit / 8;
     dsArenaReset(&p->batchArena);
-    while( n<DS_BATCH ){
+    while( n<DS_BATCH && (n==0 || p->batchArena.nByte<nMax) ){
       int rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->batchArena, &p->aBatch[n]);
       if( rc==SQLITE_DONE ){
         p->pProbeSrc = 0;
@@ -544,7 +547,9 @@ static int dsHashNextTask(DsHashJoin *p){
 */
 
 /* Load the next chunk of build rows and build its table; *pbEnd when
-** there are none left. */
+** there are none left.  A chunk is half the budget, whatever the rest of
+** the connection holds: smaller chunks would only multiply the passes
+** over the probe file. */
 static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   DsConn *pConn = p->pOp->pConn;
   DsRow *pList = 0;
@@ -554,8 +559,7 @@ static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   dsArenaClear(&p->chunkArena);
   for(;;){
     DsRow *pRow;
-    if( n>0 && (p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/2
-                || pConn->nMemUsed + dsDirectoryBytes(n) > pConn->nMemLimit) ){
+    if( n>0 && p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/2 ){
       break;
     }
     rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->chunkArena, &pRow);

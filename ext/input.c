@@ -689,37 +689,84 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   return SQLITE_OK;
 }
 
-/*
-** Rows in pIn: from sqlite_stat1 for an analyzed table, else by counting.
-** -1 when it cannot be found out.
-*/
-i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn){
+/* The row count sqlite_stat1 holds for a table (its first number), or -1. */
+static i64 dsStat1Rows(sqlite3 *db, const DsInput *pIn){
   sqlite3_stmt *pStmt = 0;
   i64 nRow = -1;
-  char *zSql;
-  if( pIn->zName ){
-    zSql = sqlite3_mprintf(
-        "SELECT stat FROM \"%w\".sqlite_stat1 WHERE tbl=%Q COLLATE NOCASE",
-        pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
-    if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
-     && sqlite3_step(pStmt)==SQLITE_ROW ){
-      const char *zStat = (const char *)sqlite3_column_text(pStmt, 0);
-      if( zStat && isdigit((unsigned char)zStat[0]) ){
-        nRow = 0;
-        while( isdigit((unsigned char)*zStat) ) nRow = nRow*10 + (*zStat++ - '0');
-      }
+  char *zSql = sqlite3_mprintf(
+      "SELECT stat FROM \"%w\".sqlite_stat1 WHERE tbl=%Q COLLATE NOCASE",
+      pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
+  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zStat = (const char *)sqlite3_column_text(pStmt, 0);
+    if( zStat && isdigit((unsigned char)zStat[0]) ){
+      nRow = 0;
+      while( isdigit((unsigned char)*zStat) ) nRow = nRow*10 + (*zStat++ - '0');
     }
-    sqlite3_finalize(pStmt);
-    sqlite3_free(zSql);
-    pStmt = 0;
-    if( nRow>=0 ) return nRow;
   }
-  zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return nRow;
+}
+
+/* Is pIn an ordinary table (not a view, nor a virtual table)? */
+static int dsInputIsTable(sqlite3 *db, const DsInput *pIn){
+  sqlite3_stmt *pStmt = 0;
+  int bTable = 0;
+  if( pIn->zName==0 ) return 0;
+  if( sqlite3_prepare_v2(db, pIn->zSchema
+        ? "SELECT type FROM pragma_table_list(?1, ?2)"
+        : "SELECT type FROM pragma_table_list(?1)", -1, &pStmt, 0)==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
+    if( pIn->zSchema ) sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
+    if( sqlite3_step(pStmt)==SQLITE_ROW ){
+      bTable = sqlite3_stricmp((const char *)sqlite3_column_text(pStmt, 0),
+                               "table")==0;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return bTable;
+}
+
+static i64 dsCountRows(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  i64 nRow = -1;
   if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
    && sqlite3_step(pStmt)==SQLITE_ROW ){
     nRow = sqlite3_column_int64(pStmt, 0);
   }
   sqlite3_finalize(pStmt);
+  return nRow;
+}
+
+/*
+** The rows of pIn, found out cheaply: from sqlite_stat1 for an analyzed
+** table; else counted, where an ordinary table is counted whole (SQLite
+** counts a b-tree without decoding its rows) but a view or query is read
+** only up to nCap rows.  *pbAtLeast is set when the count stopped at nCap
+** (the input has at least that many rows).  -1 if it cannot be found out.
+*/
+i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+                        int *pbAtLeast){
+  i64 nRow = -1;
+  char *zSql;
+  *pbAtLeast = 0;
+  if( pIn->zName ){
+    nRow = dsStat1Rows(db, pIn);
+    if( nRow>=0 ) return nRow;
+  }
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
+                         "LIMIT %lld)", pIn->zBody, nCap);
+  nRow = dsCountRows(db, zSql);
   sqlite3_free(zSql);
+  if( nRow>=nCap ){
+    if( dsInputIsTable(db, pIn) ){
+      zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+      nRow = dsCountRows(db, zSql);
+      sqlite3_free(zSql);
+    }else{
+      *pbAtLeast = 1;
+    }
+  }
   return nRow;
 }

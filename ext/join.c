@@ -183,6 +183,7 @@ char *dsOpErrMsg(DsOp *pOp, int rc){
   static const char *const azSide[] = { "left", "right" };
   int i;
   if( rc==SQLITE_NOMEM ) return 0;
+  if( rc==SQLITE_INTERRUPT ) return sqlite3_mprintf("%s: interrupted", pOp->zFunc);
   if( pOp->zErr ) return sqlite3_mprintf("%s: %s", pOp->zFunc, pOp->zErr);
   for(i=0; i<2; i++){
     if( pOp->apSrc[i] && pOp->apSrc[i]->zErr ){

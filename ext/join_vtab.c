@@ -58,6 +58,9 @@
 /* Rows assumed for an input whose size cannot be found out. */
 #define DS_DEFAULT_ROWS 1000000
 
+/* Rows of a view or query counted at most, for the estimate. */
+#define DS_ESTIMATE_CAP 10000000
+
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
 };
@@ -362,6 +365,11 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   spec.eHint = eHint;
   spec.eType = eType;
   spec.bWantOrder = bWantOrder;
+  spec.anRowHint[0] = spec.anRowHint[1] = -1;
+  if( pCur->pTab->bTyped && pCur->pTab->bEstimated ){
+    spec.anRowHint[0] = pCur->pTab->anRow[0];
+    spec.anRowHint[1] = pCur->pTab->anRow[1];
+  }
   rc = dsJoinOpen(pCur->pConn, &spec, &pCur->pJoin, pzErr);
   if( rc!=SQLITE_OK ) return rc;
   pCur->bEof = 0;
@@ -706,7 +714,9 @@ static void dsJoinEstimate(DsJoinTable *pTab){
   pTab->bEstimated = 1;
   pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
   for(i=0; i<2; i++){
-    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db, pTab->apIn[i]);
+    int bAtLeast;
+    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db, pTab->apIn[i],
+                                         DS_ESTIMATE_CAP, &bAtLeast);
     if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
   }
 }

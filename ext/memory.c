@@ -9,8 +9,8 @@
 ** short of a real allocation failure, which comes back as NULL.
 **
 ** Rows live in an arena: a list of chunks carved front to back.  Chunks
-** start small (a tiny input costs a few KiB) and double up to a cap, so a
-** large input costs few allocations.  Rows are never freed one by one; a
+** start small (a tiny input costs a few KiB, less under a small budget)
+** and double up to a cap, so a large input costs few allocations.  Rows are never freed one by one; a
 ** whole arena is reset or cleared at once.
 */
 #include "dataset_int.h"
@@ -61,10 +61,20 @@ int dsMemOverBudget(const DsMem *pMem){
   return pConn && pConn->nMemUsed > pConn->nMemLimit;
 }
 
+/* The first chunk: 4 KiB, or 1/256 of a small budget (an operator may
+** keep dozens of arenas, one per partition), but not under 256 bytes. */
+static i64 dsArenaFirstChunk(const DsArena *p){
+  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
+  i64 n = pConn ? pConn->nMemLimit / 256 : DS_CHUNK_MIN;
+  if( n > DS_CHUNK_MIN ) n = DS_CHUNK_MIN;
+  if( n < 256 ) n = 256;
+  return n;
+}
+
 void dsArenaInit(DsArena *p, DsMem *pMem){
   memset(p, 0, sizeof(*p));
   p->pMem = pMem;
-  p->nNext = DS_CHUNK_MIN;
+  p->nNext = dsArenaFirstChunk(p);
 }
 
 /* Chunks stop growing at 1/16 of the budget, so that an arena that is
@@ -131,7 +141,7 @@ void dsArenaClear(DsArena *p){
   }
   p->pFree = p->pEnd = 0;
   p->nByte = 0;
-  p->nNext = DS_CHUNK_MIN;
+  p->nNext = dsArenaFirstChunk(p);
 }
 
 /* Give back pLast, the most recent allocation, for the next one to use. */

@@ -1,54 +1,608 @@
 /*
-** plan.c: how OPTIMIZER_CHOOSES picks a join strategy.
+** plan.c: how OPTIMIZER_CHOOSES picks a join strategy, and ds_join_plan().
 **
-** The choice rests on the inputs' row counts (from sqlite_stat1 where the
-** table was analyzed, else counted) and the memory budget:
+** The choice.  A query that wants rows in key order gets
+** REPARTITION_SORT_MERGE, whose output is in key order anyway.  Otherwise
+** the smaller input is the build side (on a tie the right one, as with
+** Flink's joinWithTiny): it is broadcast when its hash table fits in half
+** of memory_limit, and both sides are repartitioned when it does not.
+** Input sizes come from the caller when known (the CREATE form keeps an
+** estimate per table), else from sqlite_stat1, else from a count that
+** reads at most as many rows of a view or query as would fit: beyond that
+** the exact size does not change the choice.
 **
-**   - a query that wants rows in key order gets REPARTITION_SORT_MERGE,
-**     whose output is in key order anyway;
-**   - else the smaller input is the build side (ties: the right one, as
-**     Flink's joinWithTiny), broadcast when its table fits comfortably in
-**     memory_limit, else repartitioned.
+** ds_join_plan(left, right, left_key, right_key [, hint [, join_type]])
+** returns one row describing the join without forming it:
 **
-** The reason is written into the statistics in plain words.
+**     strategy, build_side, left_rows, right_rows, output_rows,
+**     top_keys, memory_bytes, reason
+**
+** output_rows is exact: both sides' keys (only the keys) are sorted with
+** the extension's own sorter, so with SPEC's key equality and within the
+** memory budget, and merged group by group, adding n*m for a key found
+** n times on the left and m times on the right, plus the unmatched rows
+** the join type keeps.  top_keys lists the ten keys that produce the most
+** rows: the check for a join that would blow up into a cartesian product.
 */
 #include "dataset_int.h"
 
+#define DS_FUNC_PLAN "ds_join_plan"
+#define DS_TOP_KEYS  10
+
+static const char *const azSide[2] = { "left", "right" };
+
 /* Rough bytes a build row costs in memory: header, values, directory. */
-static i64 dsRowCostEstimate(const DsJoinSpec *pSpec, int iSide){
-  return (i64)DS_ROW_SIZE(0) + 8 + 16 * (i64)(pSpec->nKey + pSpec->anPay[iSide]);
+static i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
+  return (i64)DS_ROW_SIZE(0) + 16 + (nKeyBytes>0 ? nKeyBytes : 9*(i64)nKey)
+       + 16 * (i64)nPay;
 }
 
-int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
-                     int *peStrategy, char **pzReason){
-  static const char *const azSide[] = { "left", "right" };
-  i64 anRow[2];
+/* Rows of side s: the caller's figure, else an estimate capped at nCap. */
+static i64 dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
+                      i64 nCap, int *pbAtLeast){
+  *pbAtLeast = 0;
+  if( pSpec->anRowHint[s]>=0 ) return pSpec->anRowHint[s];
+  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pbAtLeast);
+}
+
+/* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
+static char *dsRowsText(i64 n, int bAtLeast){
+  if( n<0 ) return sqlite3_mprintf("an unknown number of rows");
+  return sqlite3_mprintf("%s%lld rows", bAtLeast ? "at least " : "", n);
+}
+
+/*
+** Pick the strategy for OPTIMIZER_CHOOSES given each side's rows (-1 when
+** unknown) and key bytes per row (0 when unknown); explain in *pzReason.
+*/
+static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
+                             const i64 *anRow, const int *abAtLeast,
+                             const i64 *anKeyBytes, int *peStrategy,
+                             char **pzReason){
+  i64 anCost[2];
   i64 nBytes;
   int iSmall;
+  char *azRows[2];
   if( pSpec->bWantOrder ){
     *peStrategy = DS_HINT_SORT_MERGE;
-    *pzReason = sqlite3_mprintf("the query asks for rows in key order");
+    *pzReason = sqlite3_mprintf("the query asks for rows in key order, which "
+                                "sort-merge produces anyway");
     return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
   }
-  anRow[0] = dsInputEstimateRows(pConn->db, pSpec->apIn[0]);
-  anRow[1] = dsInputEstimateRows(pConn->db, pSpec->apIn[1]);
-  iSmall = (anRow[0]>=0 && (anRow[1]<0 || anRow[0]<anRow[1])) ? 0 : 1;
-  nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * dsRowCostEstimate(pSpec, iSmall);
-  if( nBytes>=0 && nBytes <= pConn->nMemLimit/2 ){
+  anCost[0] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[0], anKeyBytes[0]);
+  anCost[1] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[1], anKeyBytes[1]);
+  if( anRow[0]>=0 && anRow[1]>=0 ){
+    iSmall = anRow[0]<anRow[1] || (anRow[0]==anRow[1] && abAtLeast[1]
+                                   && !abAtLeast[0]) ? 0 : 1;
+  }else{
+    iSmall = anRow[0]>=0 ? 0 : 1;
+  }
+  nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
+  azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
+  azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
+  if( nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2 ){
     *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
     *pzReason = sqlite3_mprintf(
-        "the %s input is the smaller (%lld rows against %lld) and its hash "
-        "table (about %lld bytes) fits in memory_limit (%lld bytes)",
-        azSide[iSmall], anRow[iSmall], anRow[1-iSmall], nBytes,
-        pConn->nMemLimit);
+        "the %s input is the smaller (%s against %s) and its hash table "
+        "(about %lld bytes) fits in half of memory_limit (%lld bytes): "
+        "broadcast it", azSide[iSmall], azRows[iSmall], azRows[1-iSmall],
+        nBytes, pConn->nMemLimit);
   }else{
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
     *pzReason = sqlite3_mprintf(
-        "the %s input is the smaller (%lld rows against %lld) but its hash "
-        "table (about %lld bytes) would not fit in half of memory_limit "
-        "(%lld bytes): partition both sides", azSide[iSmall], anRow[iSmall],
-        anRow[1-iSmall], nBytes, pConn->nMemLimit);
+        "the %s input is the smaller (%s against %s) but its hash table "
+        "would not fit in half of memory_limit (%lld bytes): partition both "
+        "sides and build on the %s", azSide[iSmall], azRows[iSmall],
+        azRows[1-iSmall], pConn->nMemLimit, azSide[iSmall]);
   }
+  sqlite3_free(azRows[0]);
+  sqlite3_free(azRows[1]);
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
+                     int *peStrategy, char **pzReason){
+  i64 anRow[2] = {-1, -1};
+  int abAtLeast[2] = {0, 0};
+  i64 anKeyBytes[2] = {0, 0};
+  int s;
+  if( !pSpec->bWantOrder ){
+    for(s=0; s<2; s++){
+      i64 nCost = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
+      i64 nCap = pConn->nMemLimit / 2 / nCost + 1;
+      anRow[s] = dsSideRows(pConn, pSpec, s, nCap, &abAtLeast[s]);
+    }
+  }
+  return dsChooseFromSizes(pConn, pSpec, anRow, abAtLeast, anKeyBytes,
+                           peStrategy, pzReason);
+}
+
+/*************************************************************************
+** Counting the output of a join from its keys.
+*/
+
+/* One of the keys producing the most rows. */
+typedef struct DsTopKey DsTopKey;
+struct DsTopKey {
+  char *zKey;             /* JSON of the key */
+  i64 anRow[2];           /* its rows on each side */
+  i64 nOut;               /* anRow[0] * anRow[1] */
+};
+
+typedef struct DsPlanCount DsPlanCount;
+struct DsPlanCount {
+  DsOp *pOp;
+  int nKey;
+  DsSorter *apSorter[2];
+  DsRow *apHead[2];       /* next row of each side, NULL at its end */
+  DsArena groupArena;     /* the key of the group being counted */
+  i64 anRow[2];           /* rows of each side */
+  i64 anKeyBytes[2];      /* bytes of their keys */
+  i64 anUnmatched[2];     /* rows of each side that match nothing */
+  i64 nMatched;           /* pairs of matching rows */
+  DsTopKey aTop[DS_TOP_KEYS];
+  int nTop;
+};
+
+static i64 dsSatAdd(i64 a, i64 b){
+  i64 r;
+  return __builtin_add_overflow(a, b, &r) ? (i64)0x7fffffffffffffffLL : r;
+}
+static i64 dsSatMul(i64 a, i64 b){
+  i64 r;
+  return __builtin_mul_overflow(a, b, &r) ? (i64)0x7fffffffffffffffLL : r;
+}
+
+static int dsPlanFetch(DsPlanCount *p, int s){
+  int rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
+  if( rc==SQLITE_ROW ){
+    p->anRow[s]++;
+    p->anKeyBytes[s] += p->apHead[s]->nKey;
+    return SQLITE_OK;
+  }
+  p->apHead[s] = 0;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Count the rows of side s with the key of pKey, moving past them. */
+static int dsPlanGroup(DsPlanCount *p, int s, const DsRow *pKey, i64 *pn){
+  i64 n = 0;
+  int rc = SQLITE_OK;
+  while( rc==SQLITE_OK && p->apHead[s]
+      && !(p->apHead[s]->flags & DS_ROW_NULLKEY)
+      && dsRowKeyCompare(pKey, p->apHead[s])==0 ){
+    n++;
+    rc = dsPlanFetch(p, s);
+  }
+  *pn = n;
+  return rc;
+}
+
+/* Render the key of pRow as the `key` column shows it, in JSON. */
+static char *dsPlanKeyJson(const DsPlanCount *p, const DsRow *pRow){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  const u8 *z = pRow->aData;
+  int k;
+  if( p->nKey>1 ) sqlite3_str_appendchar(pStr, 1, '[');
+  for(k=0; k<p->nKey; k++){
+    DsValue v;
+    z = dsValueDecode(z, &v);
+    if( k ) sqlite3_str_appendchar(pStr, 1, ',');
+    dsJsonValue(pStr, &v);
+  }
+  if( p->nKey>1 ) sqlite3_str_appendchar(pStr, 1, ']');
+  return sqlite3_str_finish(pStr);
+}
+
+/* Consider key pKey, found nL and nR times, for the top list. */
+static int dsPlanTop(DsPlanCount *p, const DsRow *pKey, i64 nL, i64 nR){
+  i64 nOut = dsSatMul(nL, nR);
+  int i = p->nTop;
+  char *zKey;
+  if( i==DS_TOP_KEYS ){
+    if( nOut <= p->aTop[DS_TOP_KEYS-1].nOut ) return SQLITE_OK;
+    sqlite3_free(p->aTop[--i].zKey);
+  }
+  zKey = dsPlanKeyJson(p, pKey);
+  if( zKey==0 ) return SQLITE_NOMEM;
+  /* Insert in descending order of output; earlier keys first on ties. */
+  while( i>0 && p->aTop[i-1].nOut < nOut ){
+    p->aTop[i] = p->aTop[i-1];
+    i--;
+  }
+  p->aTop[i].zKey = zKey;
+  p->aTop[i].anRow[0] = nL;
+  p->aTop[i].anRow[1] = nR;
+  p->aTop[i].nOut = nOut;
+  if( p->nTop<DS_TOP_KEYS ) p->nTop++;
+  return SQLITE_OK;
+}
+
+/* Merge the two sorted key streams, counting. */
+static int dsPlanMerge(DsPlanCount *p){
+  int rc = dsPlanFetch(p, 0);
+  if( rc==SQLITE_OK ) rc = dsPlanFetch(p, 1);
+  while( rc==SQLITE_OK && (p->apHead[0] || p->apHead[1]) ){
+    DsRow *pKey;
+    i64 anGroup[2];
+    int s, c;
+    /* A key with a NULL part matches nothing. */
+    for(s=0; s<2 && rc==SQLITE_OK; s++){
+      while( rc==SQLITE_OK && p->apHead[s]
+          && (p->apHead[s]->flags & DS_ROW_NULLKEY) ){
+        p->anUnmatched[s]++;
+        rc = dsPlanFetch(p, s);
+      }
+    }
+    if( rc!=SQLITE_OK || (p->apHead[0]==0 && p->apHead[1]==0) ) break;
+    if( p->apHead[0]==0 ) c = 1;
+    else if( p->apHead[1]==0 ) c = -1;
+    else c = dsRowKeyCompare(p->apHead[0], p->apHead[1]);
+    s = c<=0 ? 0 : 1;
+    dsArenaReset(&p->groupArena);
+    pKey = dsArenaAlloc(&p->groupArena, (i64)DS_ROW_SIZE(p->apHead[s]->nData));
+    if( pKey==0 ) return SQLITE_NOMEM;
+    memcpy(DS_ROW_IMAGE(pKey), DS_ROW_IMAGE(p->apHead[s]),
+           DS_ROW_HDR + p->apHead[s]->nData);
+    anGroup[0] = anGroup[1] = 0;
+    if( c<=0 ) rc = dsPlanGroup(p, 0, pKey, &anGroup[0]);
+    if( c>=0 && rc==SQLITE_OK ) rc = dsPlanGroup(p, 1, pKey, &anGroup[1]);
+    if( rc!=SQLITE_OK ) break;
+    if( c==0 ){
+      p->nMatched = dsSatAdd(p->nMatched, dsSatMul(anGroup[0], anGroup[1]));
+      rc = dsPlanTop(p, pKey, anGroup[0], anGroup[1]);
+    }else{
+      p->anUnmatched[s] += anGroup[s];
+    }
+    if( rc==SQLITE_OK ) rc = dsOpTick(p->pOp);
+  }
+  return rc;
+}
+
+/* Count what the join of the two sources would produce. */
+static int dsPlanCountRun(DsPlanCount *p){
+  int s, rc = SQLITE_OK;
+  for(s=0; s<2 && rc==SQLITE_OK; s++){
+    rc = dsSorterOpen(p->pOp, p->pOp->apSrc[s], DS_ORDER_KEY,
+                      &p->apSorter[s]);
+  }
+  if( rc==SQLITE_OK ) rc = dsPlanMerge(p);
+  return rc;
+}
+
+static void dsPlanCountFree(DsPlanCount *p){
+  int i;
+  dsSorterClose(p->apSorter[0]);
+  dsSorterClose(p->apSorter[1]);
+  dsArenaClear(&p->groupArena);
+  for(i=0; i<p->nTop; i++) sqlite3_free(p->aTop[i].zKey);
+}
+
+/*************************************************************************
+** The ds_join_plan module: a table-valued function of one row.
+*/
+#define PCOL_STRATEGY   0
+#define PCOL_BUILD      1
+#define PCOL_LEFT_ROWS  2
+#define PCOL_RIGHT_ROWS 3
+#define PCOL_OUTPUT     4
+#define PCOL_TOP_KEYS   5
+#define PCOL_MEMORY     6
+#define PCOL_REASON     7
+#define PCOL_ARG0       8
+#define PLAN_N_ARG      6
+
+static const char *const azPlanArg[PLAN_N_ARG] = {
+  "left", "right", "left_key", "right_key", "hint", "join_type"
+};
+static const DsVtabArgSpec dsPlanArgSpec = {
+  DS_FUNC_PLAN, PLAN_N_ARG, 4, azPlanArg
+};
+
+typedef struct DsPlanTable DsPlanTable;
+struct DsPlanTable {
+  sqlite3_vtab base;
+  DsConn *pConn;
+};
+
+typedef struct DsPlanCursor DsPlanCursor;
+struct DsPlanCursor {
+  sqlite3_vtab_cursor base;
+  DsConn *pConn;
+  int bEof;
+  int eStrategy;
+  int iBuild;             /* -1 for sort-merge */
+  i64 anRow[2];
+  i64 nOutput;
+  char *zTopKeys;
+  i64 nMemory;
+  char *zReason;
+  sqlite3_value *apArg[PLAN_N_ARG];
+};
+
+static int dsPlanConnect(sqlite3 *db, void *pAux, int argc,
+                         const char *const *argv, sqlite3_vtab **ppVtab,
+                         char **pzErr){
+  DsPlanTable *pTab;
+  int rc;
+  (void)argc; (void)argv; (void)pzErr;
+  rc = sqlite3_declare_vtab(db,
+      "CREATE TABLE x(strategy TEXT, build_side TEXT, left_rows INTEGER, "
+      "right_rows INTEGER, output_rows INTEGER, top_keys TEXT, "
+      "memory_bytes INTEGER, reason TEXT, ds_left HIDDEN, ds_right HIDDEN, "
+      "left_key HIDDEN, right_key HIDDEN, hint HIDDEN, join_type HIDDEN)");
+  if( rc!=SQLITE_OK ) return rc;
+  pTab = sqlite3_malloc64(sizeof(DsPlanTable));
+  if( pTab==0 ) return SQLITE_NOMEM;
+  memset(pTab, 0, sizeof(*pTab));
+  pTab->pConn = (DsConn *)pAux;
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int dsPlanDisconnect(sqlite3_vtab *pVtab){
+  sqlite3_free(pVtab);
+  return SQLITE_OK;
+}
+
+static int dsPlanOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
+  DsPlanCursor *pCur = sqlite3_malloc64(sizeof(DsPlanCursor));
+  if( pCur==0 ) return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->pConn = ((DsPlanTable *)pVtab)->pConn;
+  pCur->bEof = 1;
+  *ppCur = &pCur->base;
+  return SQLITE_OK;
+}
+
+static void dsPlanCursorReset(DsPlanCursor *pCur){
+  int i;
+  sqlite3_free(pCur->zTopKeys);
+  sqlite3_free(pCur->zReason);
+  pCur->zTopKeys = pCur->zReason = 0;
+  for(i=0; i<PLAN_N_ARG; i++){
+    sqlite3_value_free(pCur->apArg[i]);
+    pCur->apArg[i] = 0;
+  }
+  pCur->bEof = 1;
+}
+
+static int dsPlanClose(sqlite3_vtab_cursor *pCursor){
+  dsPlanCursorReset((DsPlanCursor *)pCursor);
+  sqlite3_free(pCursor);
+  return SQLITE_OK;
+}
+
+/* top_keys as JSON text. */
+static char *dsPlanTopJson(const DsPlanCount *p){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendchar(pStr, 1, '[');
+  for(i=0; i<p->nTop; i++){
+    sqlite3_str_appendf(pStr, "%s{\"key\":%s,\"left\":%lld,\"right\":%lld,"
+        "\"output\":%lld}", i ? "," : "", p->aTop[i].zKey,
+        p->aTop[i].anRow[0], p->aTop[i].anRow[1], p->aTop[i].nOut);
+  }
+  sqlite3_str_appendchar(pStr, 1, ']');
+  return sqlite3_str_finish(pStr);
+}
+
+/* Bytes the strategy's buffers would want, at most the budget. */
+static i64 dsPlanMemory(const DsConn *pConn, const DsJoinSpec *pSpec,
+                        const DsPlanCount *pCount, int eStrategy, int iBuild){
+  i64 n = 0;
+  int s;
+  for(s=0; s<2; s++){
+    if( eStrategy!=DS_HINT_SORT_MERGE && s!=iBuild
+     && eStrategy!=DS_HINT_REPARTITION_FIRST
+     && eStrategy!=DS_HINT_REPARTITION_SECOND ){
+      continue;
+    }
+    n += pCount->anRow[s] * dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s],
+        pCount->anRow[s] ? pCount->anKeyBytes[s]/pCount->anRow[s] : 0);
+  }
+  return n > pConn->nMemLimit ? pConn->nMemLimit : n;
+}
+
+/* Fill the cursor's row: count, choose, explain. */
+static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
+                         char **pzErr){
+  DsConn *pConn = pCur->pConn;
+  DsOp op;
+  DsPlanCount count;
+  i64 anKeyBytes[2];
+  int abAtLeast[2] = {0, 0};
+  char *zHow = 0;
+  int s, rc = SQLITE_OK;
+  i64 nNeed;
+
+  dsOpInit(&op, pConn, DS_FUNC_PLAN, "plan");
+  op.eType = pSpec->eType;
+  op.stats.zHint = dsHintName[pSpec->eHint];
+  op.stats.zJoinType = dsJoinTypeName[pSpec->eType];
+  memset(&count, 0, sizeof(count));
+  count.pOp = &op;
+  count.nKey = pSpec->nKey;
+  dsArenaInit(&count.groupArena, &op.mem);
+  for(s=0; s<2 && rc==SQLITE_OK; s++){
+    rc = dsReaderOpen(pConn, DS_FUNC_PLAN, pSpec->apIn[s], pSpec->nKey,
+                      pSpec->aaiKey[s], 0, 0, &op.apSrc[s], pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = dsPlanCountRun(&count);
+  if( rc==SQLITE_OK ){
+    for(s=0; s<2; s++){
+      pCur->anRow[s] = count.anRow[s];
+      anKeyBytes[s] = count.anRow[s] ? count.anKeyBytes[s]/count.anRow[s] : 0;
+    }
+    pCur->nOutput = count.nMatched;
+    if( pSpec->eType & DS_KEEP_LEFT ){
+      pCur->nOutput = dsSatAdd(pCur->nOutput, count.anUnmatched[0]);
+    }
+    if( pSpec->eType & DS_KEEP_RIGHT ){
+      pCur->nOutput = dsSatAdd(pCur->nOutput, count.anUnmatched[1]);
+    }
+    pCur->eStrategy = pSpec->eHint;
+    if( pSpec->eHint==DS_HINT_OPTIMIZER ){
+      rc = dsChooseFromSizes(pConn, pSpec, pCur->anRow, abAtLeast, anKeyBytes,
+                             &pCur->eStrategy, &zHow);
+    }else{
+      zHow = sqlite3_mprintf("as hinted");
+      if( zHow==0 ) rc = SQLITE_NOMEM;
+    }
+  }
+  if( rc==SQLITE_OK ){
+    switch( pCur->eStrategy ){
+      case DS_HINT_BROADCAST_FIRST:
+      case DS_HINT_REPARTITION_FIRST:  pCur->iBuild = 0; break;
+      case DS_HINT_BROADCAST_SECOND:
+      case DS_HINT_REPARTITION_SECOND: pCur->iBuild = 1; break;
+      default:                         pCur->iBuild = -1; break;
+    }
+    pCur->zTopKeys = dsPlanTopJson(&count);
+    nNeed = dsPlanMemory(pConn, pSpec, &count, pCur->eStrategy, pCur->iBuild);
+    pCur->nMemory = nNeed;
+    pCur->zReason = sqlite3_mprintf("%s; %lld output rows%s%s", zHow,
+        pCur->nOutput,
+        count.nTop ? ", the most from key " : "",
+        count.nTop ? count.aTop[0].zKey : "");
+    if( pCur->zTopKeys==0 || pCur->zReason==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(&op, rc);
+  op.stats.zStrategy = dsHintName[pCur->eStrategy];
+  op.stats.iBuild = pCur->iBuild;
+  op.stats.nOut = 1;
+  sqlite3_free(zHow);
+  dsPlanCountFree(&count);
+  dsOpFinish(&op);
+  return rc;
+}
+
+static int dsPlanFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                        const char *idxStr, int argc, sqlite3_value **argv){
+  DsPlanCursor *pCur = (DsPlanCursor *)pCursor;
+  sqlite3_value *aArg[PLAN_N_ARG];
+  DsInput *apIn[2] = {0, 0};
+  int *aaiKey[2] = {0, 0};
+  DsJoinSpec spec;
+  char *zErr = 0;
+  int i, rc;
+  (void)idxStr;
+  dsPlanCursorReset(pCur);
+  dsVtabFunctionArgs(idxNum, argc, argv, PLAN_N_ARG, aArg);
+  for(i=0; i<PLAN_N_ARG; i++){
+    if( aArg[i] && (pCur->apArg[i] = sqlite3_value_dup(aArg[i]))==0 ){
+      return SQLITE_NOMEM;
+    }
+  }
+  memset(&spec, 0, sizeof(spec));
+  spec.zFunc = DS_FUNC_PLAN;
+  spec.anRowHint[0] = spec.anRowHint[1] = -1;
+  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC_PLAN, aArg, apIn, aaiKey,
+                       &spec.nKey, &zErr);
+  if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC_PLAN, aArg[4], &spec.eHint, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = dsParseJoinType(DS_FUNC_PLAN, aArg[5], &spec.eType, &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    rc = dsCheckStrictHint(pCur->pConn, DS_FUNC_PLAN, spec.eHint, spec.eType,
+                           &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    for(i=0; i<2; i++){
+      spec.apIn[i] = apIn[i];
+      spec.aaiKey[i] = aaiKey[i];
+      /* The table-valued join carries every column. */
+      spec.anPay[i] = apIn[i]->nCol - spec.nKey > 0
+                    ? apIn[i]->nCol - spec.nKey : 0;
+    }
+    rc = dsPlanCompute(pCur, &spec, &zErr);
+  }
+  for(i=0; i<2; i++){
+    dsInputFree(apIn[i]);
+    sqlite3_free(aaiKey[i]);
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(pCursor->pVtab->zErrMsg);
+    pCursor->pVtab->zErrMsg = zErr;
+    return rc;
+  }
+  pCur->bEof = 0;
+  return SQLITE_OK;
+}
+
+static int dsPlanNext(sqlite3_vtab_cursor *pCursor){
+  ((DsPlanCursor *)pCursor)->bEof = 1;
+  return SQLITE_OK;
+}
+
+static int dsPlanEof(sqlite3_vtab_cursor *pCursor){
+  return ((DsPlanCursor *)pCursor)->bEof;
+}
+
+static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                        int iCol){
+  DsPlanCursor *pCur = (DsPlanCursor *)pCursor;
+  switch( iCol ){
+    case PCOL_STRATEGY:
+      sqlite3_result_text(ctx, dsHintName[pCur->eStrategy], -1, SQLITE_STATIC);
+      break;
+    case PCOL_BUILD:
+      if( pCur->iBuild>=0 ){
+        sqlite3_result_text(ctx, azSide[pCur->iBuild], -1, SQLITE_STATIC);
+      }
+      break;
+    case PCOL_LEFT_ROWS:  sqlite3_result_int64(ctx, pCur->anRow[0]); break;
+    case PCOL_RIGHT_ROWS: sqlite3_result_int64(ctx, pCur->anRow[1]); break;
+    case PCOL_OUTPUT:     sqlite3_result_int64(ctx, pCur->nOutput); break;
+    case PCOL_TOP_KEYS:
+      sqlite3_result_text(ctx, pCur->zTopKeys, -1, SQLITE_TRANSIENT);
+      sqlite3_result_subtype(ctx, 'J');
+      break;
+    case PCOL_MEMORY:     sqlite3_result_int64(ctx, pCur->nMemory); break;
+    case PCOL_REASON:
+      sqlite3_result_text(ctx, pCur->zReason, -1, SQLITE_TRANSIENT);
+      break;
+    default: {
+      sqlite3_value *pArg = pCur->apArg[iCol - PCOL_ARG0];
+      if( pArg ) sqlite3_result_value(ctx, pArg);
+      break;
+    }
+  }
+  return SQLITE_OK;
+}
+
+static int dsPlanRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
+  (void)pCursor;
+  *pRowid = 1;
+  return SQLITE_OK;
+}
+
+static int dsPlanBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  int mArg;
+  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsPlanArgSpec, PCOL_ARG0,
+                                   &mArg);
+  if( rc!=SQLITE_OK ) return rc;
+  pInfo->idxNum = mArg;
+  pInfo->estimatedCost = 1e6;
+  pInfo->estimatedRows = 1;
+  return SQLITE_OK;
+}
+
+static const sqlite3_module dsPlanModule = {
+  .iVersion = 0,
+  .xConnect = dsPlanConnect,
+  .xBestIndex = dsPlanBestIndex,
+  .xDisconnect = dsPlanDisconnect,
+  .xOpen = dsPlanOpen,
+  .xClose = dsPlanClose,
+  .xFilter = dsPlanFilter,
+  .xNext = dsPlanNext,
+  .xEof = dsPlanEof,
+  .xColumn = dsPlanColumn,
+  .xRowid = dsPlanRowid,
+};
+
+int dsRegisterPlan(sqlite3 *db, DsConn *pConn){
+  return sqlite3_create_module(db, DS_FUNC_PLAN, &dsPlanModule, pConn);
 }
