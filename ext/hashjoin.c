@@ -218,8 +218,9 @@ static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
   return rc;
 }
 
-/* Spill the in-memory partition holding the most build rows. */
-static int dsSpillLargestBuild(DsHashJoin *p){
+/* Spill the in-memory partition holding the most build rows; *pbNone
+** if there is none left in memory. */
+static int dsSpillLargestBuild(DsHashJoin *p, int *pbNone){
   DsPart *pBest = 0;
   int i;
   for(i=0; i<DS_FANOUT; i++){
@@ -229,12 +230,14 @@ static int dsSpillLargestBuild(DsHashJoin *p){
       pBest = pPart;
     }
   }
+  *pbNone = pBest==0;
   return pBest ? dsSpillBuildPart(p, pBest) : SQLITE_OK;
 }
 
 /* Move the probe rows held in memory for the partition with the most of
-** them to its probe file. */
-static int dsSpillLargestProbe(DsHashJoin *p){
+** them to its probe file; failing that, spill build rows.  *pbNone if
+** nothing was left in memory to move. */
+static int dsSpillLargestProbe(DsHashJoin *p, int *pbNone){
   DsPart *pBest = 0;
   DsRow *pRow;
   int i, rc = SQLITE_OK;
@@ -245,7 +248,8 @@ static int dsSpillLargestProbe(DsHashJoin *p){
       pBest = pPart;
     }
   }
-  if( pBest==0 ) return dsSpillLargestBuild(p);
+  if( pBest==0 ) return dsSpillLargestBuild(p, pbNone);
+  *pbNone = 0;
   if( pBest->pProbeFile==0 ) rc = dsSpillOpen(p->pOp, &pBest->pProbeFile);
   for(pRow=pBest->pProbe; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
     rc = dsSpillWrite(pBest->pProbeFile, pRow);
@@ -263,6 +267,7 @@ static int dsSpillLargestProbe(DsHashJoin *p){
 /* Place build row pRow (in scratch) in its partition. */
 static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
   DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+  int bNone = 0;
   int rc;
   if( pPart->nBuild==0 && pPart->pBuildFile==0 ){
     pPart->minHash = pPart->maxHash = pRow->hash;
@@ -279,8 +284,8 @@ static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
   if( rc!=SQLITE_OK ) return rc;
   pPart->nBuild++;
   p->nMemRows++;
-  while( rc==SQLITE_OK && dsHashOverBudget(p) && p->nMemRows>0 ){
-    rc = dsSpillLargestBuild(p);
+  while( rc==SQLITE_OK && !bNone && dsHashOverBudget(p) ){
+    rc = dsSpillLargestBuild(p, &bNone);
   }
   return rc;
 }
@@ -307,6 +312,7 @@ static int dsProbeSpilled(DsHashJoin *p, DsPart *pPart, DsRow *pRow,
 ** *pbAlone says it is to be produced alone, now. */
 static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
   DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+  int bNone = 0;
   int rc;
   *pbAlone = 0;
   if( pPart->pBuildFile ) return dsProbeSpilled(p, pPart, pRow, pbAlone);
@@ -318,7 +324,9 @@ static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
   rc = dsListPushCopy(&pPart->probeArena, &pPart->pProbe, pRow);
   if( rc!=SQLITE_OK ) return rc;
   pPart->nProbe++;
-  while( rc==SQLITE_OK && dsHashOverBudget(p) ) rc = dsSpillLargestProbe(p);
+  while( rc==SQLITE_OK && !bNone && dsHashOverBudget(p) ){
+    rc = dsSpillLargestProbe(p, &bNone);
+  }
   return rc;
 }
 
