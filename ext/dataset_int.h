@@ -18,6 +18,11 @@
 **   join.c        the join driver: hints, join types, strategy choice
 **   stats.c       ds_last_stats() and the statistics of a run
 **   join_vtab.c   the ds_join_hint module
+**   vtab_common.c the plumbing of table-valued forms: arguments, checks
+**   cogroup.c     coGroup: both sides sorted, merged into groups
+**   cogroup_vtab.c the ds_cogroup module
+**   cross.c       cross product: a block nested loop
+**   cross_vtab.c  the ds_cross module
 */
 #ifndef DATASET_INT_H
 #define DATASET_INT_H
@@ -178,6 +183,14 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
+int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
+                       int bWantRow, int **paiSlot, int **paiPay,
+                       int *pnPay);
+
+/* JSON of keys and rows (json.c) */
+void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
+void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+                  const DsValue *aVal);
 
 /* A source of rows: an input being read, or (later) a spill file. */
 typedef struct DsSource DsSource;
@@ -388,8 +401,97 @@ int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut);
 void dsSortedFree(DsSorted *p, DsMem *pMem);
 
 /*************************************************************************
+** coGroup (cogroup.c): every distinct key of either input with the group
+** of rows each side has for it.  Groups come in DS_ORDER_GROUP order: the
+** NULL-key group of the left side, then that of the right side (they
+** never meet), then the other keys ascending.  Each side's group is
+** counted, and made into a JSON array of row objects where asked for.
+*/
+typedef struct DsCoGroupSpec DsCoGroupSpec;
+struct DsCoGroupSpec {
+  const char *zFunc;      /* the SQL function or module, for messages */
+  DsInput *apIn[2];       /* left and right inputs */
+  int nKey;               /* key columns per side */
+  int *aaiKey[2];         /* their column numbers in each input */
+  int abJson[2];          /* make the JSON array of each side's group */
+};
+
+typedef struct DsCoGroup DsCoGroup;
+int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
+                  DsCoGroup **ppGroup, char **pzErr);
+int dsCoGroupNext(DsCoGroup *p, char **pzErr);
+const DsRow *dsCoGroupKey(const DsCoGroup *p);
+i64 dsCoGroupCount(const DsCoGroup *p, int iSide);
+sqlite3_str *dsCoGroupJson(DsCoGroup *p, int iSide);
+void dsCoGroupClose(DsCoGroup *p);
+
+/*************************************************************************
+** Cross product (cross.c).  Hints name the side to buffer (Flink's
+** crossWithHuge and crossWithTiny); the other side is streamed once.
+*/
+#define DS_CROSS_OPTIMIZER    0
+#define DS_CROSS_FIRST_SMALL  1
+#define DS_CROSS_SECOND_SMALL 2
+#define DS_N_CROSS_HINT       3
+extern const char *const dsCrossHintName[DS_N_CROSS_HINT];
+
+int dsParseCrossHintText(const char *zFunc, const char *z, int *peHint,
+                         char **pzErr);
+int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                     char **pzErr);
+
+typedef struct DsCrossSpec DsCrossSpec;
+struct DsCrossSpec {
+  const char *zFunc;      /* the SQL function or module, for messages */
+  DsInput *apIn[2];       /* left and right inputs */
+  int anCol[2];           /* columns to carry from each side */
+  int *aaiCol[2];         /* their column numbers in each input */
+  int eHint;              /* DS_CROSS_* */
+};
+
+typedef struct DsCross DsCross;
+int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
+                char **pzErr);
+int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr);
+void dsCrossClose(DsCross *p);
+
+/*************************************************************************
+** Table-valued forms (vtab_common.c)
+**
+** A DsTvf describes a function's arguments: the HIDDEN columns from
+** iArg0 on, the first nRequired of them required.
+*/
+#define DS_TVF_MAX_ARG 8
+typedef struct DsTvf DsTvf;
+struct DsTvf {
+  const char *zFunc;          /* "ds_cross" */
+  const char *zUsage;         /* "ds_cross(left, right [, hint])" */
+  int iArg0;                  /* column of the first argument */
+  int nArg;                   /* argument columns, at most DS_TVF_MAX_ARG */
+  int nRequired;              /* of which the first nRequired are required */
+  const char *const *azArg;   /* their names, for messages */
+};
+
+const char *dsValueTypeNoun(sqlite3_value *pVal);
+void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
+int dsTvfBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
+                   const DsTvf *pTvf, int *aiCons, int *pidxNum);
+int dsTvfArgs(const DsTvf *pTvf, int idxNum, int argc, sqlite3_value **argv,
+              sqlite3_value **apArg);
+void dsTvfArgsFree(int nArg, sqlite3_value **apArg);
+int dsTvfInput(sqlite3 *db, const char *zFunc, int iSide, sqlite3_value *pVal,
+               DsInput **ppIn, char **pzErr);
+int dsTvfKeys(const char *zFunc, int iSide, sqlite3_value *pVal,
+              const DsInput *pIn, int *pnKey, int **paiKey, char **pzErr);
+int dsTvfCheckKeyCounts(const char *zFunc, int nLeft, int nRight,
+                        char **pzErr);
+void dsTvfResultStr(sqlite3_context *ctx, sqlite3_str *pStr, int bJson);
+
+/*************************************************************************
 ** Modules and functions
 */
 int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterCrossVtab(sqlite3 *db, DsConn *pConn);
 
 #endif /* DATASET_INT_H */

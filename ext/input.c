@@ -640,3 +640,40 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn){
   sqlite3_free(zSql);
   return nRow;
 }
+
+/*
+** Decide the columns an operator carries from input pIn: the nKey key
+** columns aiKey[] always, and when bWantRow every other column too (in
+** input order), as payload.  *paiPay gets those payload columns (*pnPay
+** of them), *paiSlot maps each input column to its value's position in a
+** row (-1 for a column not carried).  Both arrays are sqlite3_malloc'd.
+*/
+int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
+                       int bWantRow, int **paiSlot, int **paiPay,
+                       int *pnPay){
+  int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int nPay = 0;
+  int c, k;
+  *paiSlot = *paiPay = 0;
+  *pnPay = 0;
+  if( aiSlot==0 || aiPay==0 ){
+    sqlite3_free(aiSlot);
+    sqlite3_free(aiPay);
+    return SQLITE_NOMEM;
+  }
+  for(c=0; c<pIn->nCol; c++){
+    aiSlot[c] = -1;
+    for(k=0; k<nKey; k++){
+      if( aiKey[k]==c ){ aiSlot[c] = k; break; }
+    }
+    if( aiSlot[c]<0 && bWantRow ){
+      aiSlot[c] = nKey + nPay;
+      aiPay[nPay++] = c;
+    }
+  }
+  *paiSlot = aiSlot;
+  *paiPay = aiPay;
+  *pnPay = nPay;
+  return SQLITE_OK;
+}
