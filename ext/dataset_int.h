@@ -335,6 +335,7 @@ struct DsOp {
   sqlite3_stmt *pPing;    /* "SELECT 1": stepping it notices an interrupt */
   u32 nTick;              /* CPU steps since the last interrupt check */
   char *zErr;             /* message of the operator's own last error */
+  int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
 };
 
 int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
@@ -373,6 +374,49 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 i64 dsSpillRows(const DsSpill *p);
 i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
+
+/*
+** Row buffers (rowbuf.c): copies of rows in the order appended, in memory
+** while the budget allows and in a spill file after that; read back from
+** the start as often as needed, through the embedded DsSource.
+*/
+typedef struct DsRowBuf DsRowBuf;
+struct DsRowBuf {
+  DsSource base;          /* reading it (xClose is not set: not owned) */
+  DsOp *pOp;
+  DsArena arena;          /* rows held in memory */
+  DsRow *pHead, *pTail;   /* them, linked in order */
+  i64 nMem;               /* rows in memory */
+  DsSpill *pFile;         /* rows appended once memory ran out */
+  i64 nRow;               /* all rows */
+  DsRow *pCur;            /* next row in memory to read */
+  int bReadFile;
+};
+void dsRowBufInit(DsRowBuf *p, DsOp *pOp);
+int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow);
+int dsRowBufRewind(DsRowBuf *p);
+int dsRowBufNext(DsRowBuf *p, DsArena *pArena, DsRow **ppRow);
+void dsRowBufClear(DsRowBuf *p);
+void dsRowBufFree(DsRowBuf *p);
+
+/* The cross product of a stream of rows, read once in blocks, and a row
+** buffer, read once per block (rowbuf.c). */
+typedef struct DsBlockCross DsBlockCross;
+struct DsBlockCross {
+  DsOp *pOp;
+  DsSource *pOuter;       /* read once */
+  DsRowBuf *pInner;       /* read once per block of pOuter */
+  DsArena blockArena;     /* the rows of the current block */
+  DsRow **aBlock;
+  int nBlock, nAlloc, iBlock;
+  int bOuterDone;
+  DsArena innerArena;     /* the current inner row, when read from a file */
+  DsRow *pInnerRow;
+};
+void dsBlockCrossInit(DsBlockCross *p, DsOp *pOp, DsSource *pOuter,
+                      DsRowBuf *pInner);
+int dsBlockCrossNext(DsBlockCross *p, DsRow **ppOuter, DsRow **ppInner);
+void dsBlockCrossFree(DsBlockCross *p);
 
 /*
 ** Sorting (sort.c): every row of a source, handed back in key order:

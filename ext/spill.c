@@ -39,9 +39,10 @@ struct DsSpill {
   i64 nRow;               /* rows written */
 };
 
-/* Bytes of I/O buffer per file: large, but a small share of the budget
-** when many partitions spill at once. */
-#define DS_SPILL_BUF_MIN (16 * 1024)
+/* Bytes of I/O buffer per file: DsOp.nSpillBuf when the operator sets it
+** (a hash join writing many partitions at once shares the budget between
+** them), else 1/64 of memory_limit, within these bounds. */
+#define DS_SPILL_BUF_MIN (4 * 1024)
 #define DS_SPILL_BUF_MAX (256 * 1024)
 
 static int dsSpillIoError(DsSpill *p, const char *zWhat, int err){
@@ -121,7 +122,8 @@ int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
   if( p->aBuf==0 ){
-    i64 nBuf = p->pOp->pConn->nMemLimit / 64;
+    i64 nBuf = p->pOp->nSpillBuf ? p->pOp->nSpillBuf
+                                 : p->pOp->pConn->nMemLimit / 64;
     if( nBuf < DS_SPILL_BUF_MIN ) nBuf = DS_SPILL_BUF_MIN;
     if( nBuf > DS_SPILL_BUF_MAX ) nBuf = DS_SPILL_BUF_MAX;
     p->aBuf = dsMalloc(&p->pOp->mem, nBuf);

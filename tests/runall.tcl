@@ -2,14 +2,17 @@
 #
 #   tclsh tests/runall.tcl ?GLOB ...?
 #
-# Run from the repository root (the examples load ./build/dataset).
+# It may be started from any directory: the test files find the repository
+# from their own location, and the examples (which load ./build/dataset)
+# run with the repository root as their working directory.
 #
 # 1. Every tests/*.test runs in a child tclsh process of its own, with this
 #    process's environment, so that a crash is a counted failure and not the
 #    end of the run.  Each file must end by printing `N passed, N failed`
 #    (tester.tcl's finish_test does); a file that dies without that line
 #    counts as 1 failure and its output is shown.  The output of a file with
-#    failures is shown too.
+#    failures is shown too (without the lines of passing tests, except the
+#    last one before a crash).
 # 2. Every sql/examples/*.sql runs through the sqlite3 shell as
 #    `sqlite3 -batch -bail :memory: < FILE` from the repository root; its
 #    stdout and stderr together must equal sql/examples/NAME.expected byte
@@ -37,6 +40,11 @@ if {[info exists env(SQLITE3)] && $env(SQLITE3) ne ""} {
 set timeout_ms 900000
 if {[info exists env(DS_TEST_TIMEOUT)] && [string is integer -strict $env(DS_TEST_TIMEOUT)]} {
   set timeout_ms [expr {$env(DS_TEST_TIMEOUT) * 1000}]
+}
+
+# Children print every passing test; we show only what matters.
+if {![info exists env(DS_TEST_VERBOSE)] || $env(DS_TEST_VERBOSE) eq ""} {
+  set env(DS_TEST_VERBOSE) 1
 }
 
 set nPass 0
@@ -121,6 +129,25 @@ proc show_output {text} {
   foreach line [split [string trimright $text \n] \n] { puts "    $line" }
 }
 
+# The output of a test file without its "NAME... Ok" lines (the children
+# run with DS_TEST_VERBOSE=1), but keeping the last one when the file died,
+# so that one can see where it stopped.
+proc test_output {text died} {
+  set keep {}
+  set lastOk {}
+  foreach line [split [string trimright $text \n] \n] {
+    if {[regexp {^\S+\.\.\. Ok$} $line]} {
+      set lastOk $line
+    } else {
+      lappend keep $line
+    }
+  }
+  if {$died && $lastOk ne ""} {
+    lappend keep "(the last test to pass was: $lastOk)"
+  }
+  join $keep \n
+}
+
 # --------------------------------------------------------------------------
 # Test files.
 
@@ -138,7 +165,7 @@ proc run_test_file {file} {
   }
   if {$summary eq ""} {
     puts "$name: DIED without a summary line (exit status $status, ${secs}s); output:"
-    show_output $output
+    show_output [test_output $output 1]
     incr nFail
     lappend failures $name
     return
@@ -147,7 +174,7 @@ proc run_test_file {file} {
   if {$f == 0 && $status != 0} {
     # Said all passed, yet exited badly: count that as one failure.
     puts "$name: $p passed, 0 failed, but exit status $status"
-    show_output $output
+    show_output [test_output $output 1]
     incr nPass $p
     incr nFail
     lappend failures $name
@@ -155,7 +182,7 @@ proc run_test_file {file} {
   }
   puts "$name: $p passed, $f failed (${secs}s)"
   if {$f > 0} {
-    show_output $output
+    show_output [test_output $output 0]
     lappend failures $name
   }
   incr nPass $p
@@ -239,7 +266,9 @@ proc run_example {file} {
   set f [open $tmp wb]
   puts -nonewline $f $output
   close $f
-  if {[catch {exec diff -u $expfile $tmp} diff]} {}
+  if {[catch {exec diff -u --label expected --label actual $expfile $tmp} diff]} {
+    regsub {\n?child process exited abnormally$} $diff {} diff
+  }
   file delete $tmp
   show_output $diff
   incr nFail

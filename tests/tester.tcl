@@ -48,6 +48,10 @@
 
 package require sqlite3
 
+# Line-buffered output, so that a test file that crashes still shows how
+# far it got when run by runall.tcl (through a pipe).
+fconfigure stdout -buffering line
+
 namespace eval ::tester {
   variable root [file dirname [file dirname [file normalize [info script]]]]
   variable nPass 0

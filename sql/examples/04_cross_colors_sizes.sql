@@ -1,0 +1,26 @@
+-- requires: ds_cross
+-- 04: cross product of colors and sizes (seed 001, "Cross Operations").
+-- Flink: colors.cross(sizes), then with a CrossFunction returning
+-- size + " " + color + " item".
+.load ./build/dataset
+.headers on
+.mode box --wrap 0
+.nullvalue NULL
+
+CREATE TABLE colors(color TEXT);
+INSERT INTO colors VALUES ('red'), ('blue');
+
+CREATE TABLE sizes(size TEXT);
+INSERT INTO sizes VALUES ('small'), ('large');
+
+.print "colors.cross(sizes):"
+SELECT left, right
+FROM ds_cross('colors', 'sizes')
+ORDER BY left, right;
+
+.print
+.print "With the cross function size + \" \" + color + \" item\":"
+SELECT json_extract(right, '$.size') || ' ' ||
+       json_extract(left, '$.color') || ' item' AS item
+FROM ds_cross('colors', 'sizes')
+ORDER BY item;
