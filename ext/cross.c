@@ -5,22 +5,19 @@
 ** (SECOND_IS_SMALL) and crossWithHuge (FIRST_IS_SMALL).  The small side is
 ** buffered and the other side is streamed exactly once:
 **
-**   In memory.  The small side is read whole into an arena; then each row
-**   of the streamed side is paired with every buffered row in turn.
-**
-**   Block nested loop.  If the small side passes the memory budget while
-**   it is read, all of it goes to a spill file instead.  The streamed side
-**   is then read in blocks as large as the budget allows, and for each
-**   block the spill file is read once, each spilled row being paired with
-**   every row of the block.  The streamed side is still read once; the
-**   spill file is read once per block.
+**   The small side is read whole into a row buffer (rowbuf.c): in memory
+**   while the budget allows, in a spill file after that.  The streamed
+**   side is then read in blocks, and each block is paired with every
+**   buffered row (DsBlockCross, the core's block nested loop).  The
+**   streamed side is read once; the buffer's spilled part once per block,
+**   so blocks are made as large as the budget allows.
 **
 ** OPTIMIZER_CHOOSES buffers the input with fewer rows (from sqlite_stat1
 ** or counted), the right one on a tie, as crossWithTiny does.
 **
-** Producing pairs needs no interrupt checks of its own (each pair goes
-** back to SQLite, which checks); the loops that produce nothing, such as
-** moving buffered rows to the spill file, tick the operator.
+** Producing pairs needs no interrupt checks of its own: each pair goes
+** back to SQLite, which checks, and reading an input steps statements,
+** which check too.
 */
 #include "dataset_int.h"
 
@@ -61,21 +58,9 @@ int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
 struct DsCross {
   DsOp op;
   int iSmall;             /* the buffered side: 0 left, 1 right */
-  DsSource *pSmallSrc;
-  DsSource *pBigSrc;      /* the streamed side; NULL once exhausted */
-  DsArena smallArena;     /* the small side, when it fits in memory */
-  DsRow *pSmall;          /* its rows, in input order */
-  DsRow *pSmallTail;
-  DsSpill *pSpill;        /* the small side, when it did not fit */
-  DsArena spillArena;     /* the spilled row being paired */
-  DsArena bigArena;       /* the current row or block of the streamed side */
-  DsRow **aBlock;         /* the block (block nested loop only) */
-  i64 nBlock;
-  i64 nBlockAlloc;
-  i64 nBlocks;            /* blocks read so far */
-  DsRow *pOuter;          /* the row being paired with the inner rows */
-  DsRow *pInner;          /* in memory: next buffered row to pair */
-  i64 iInner;             /* block nested loop: next block row to pair */
+  DsRowBuf small;         /* its rows: in memory, then in a spill file */
+  DsBlockCross loop;      /* the streamed side, block by block, with them */
+  int bLoop;              /* loop is initialized */
   int bDone;
   double tOut;            /* when pairing started */
 };
@@ -119,139 +104,29 @@ static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
   return pOp->stats.zReason ? SQLITE_OK : SQLITE_NOMEM;
 }
 
-/*
-** The small side passed the budget: move the rows read so far to a spill
-** file, then copy the rest of the small side there.
-*/
-static int dsCrossSpillSmall(DsCross *p){
-  DsOp *pOp = &p->op;
-  DsRow *pRow;
-  int rc = dsSpillOpen(pOp, &p->pSpill);
-  for(pRow=p->pSmall; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
-    rc = dsSpillWrite(p->pSpill, pRow);
-    if( rc==SQLITE_OK ) rc = dsOpTick(pOp);
+/* Read the small side whole into the row buffer. */
+static int dsCrossReadSmall(DsCross *p){
+  DsSource *pSrc = p->op.apSrc[p->iSmall];
+  DsArena arena;          /* each row as read, until it is copied */
+  int rc;
+  dsArenaInit(&arena, &p->op.mem);
+  for(;;){
+    DsRow *pRow;
+    dsArenaReset(&arena);
+    rc = pSrc->xNext(pSrc, &arena, &pRow);
+    if( rc!=SQLITE_ROW ) break;
+    rc = dsRowBufAppend(&p->small, pRow);
+    if( rc!=SQLITE_OK ) break;
   }
-  p->pSmall = p->pSmallTail = 0;
-  dsArenaClear(&p->smallArena);
-  while( rc==SQLITE_OK ){
-    dsArenaReset(&p->smallArena);
-    rc = p->pSmallSrc->xNext(p->pSmallSrc, &p->smallArena, &pRow);
-    if( rc==SQLITE_ROW ) rc = dsSpillWrite(p->pSpill, pRow);
-  }
-  dsArenaClear(&p->smallArena);
-  if( rc==SQLITE_DONE ) rc = dsSpillRewind(p->pSpill);
-  if( rc==SQLITE_OK ){
+  dsArenaClear(&arena);
+  if( rc==SQLITE_DONE && p->small.pFile ){
     char *z = sqlite3_mprintf("; it did not fit in memory_limit (%lld "
-        "bytes), so it was spilled to disk and read once per block of the "
-        "%s input", pOp->pConn->nMemLimit, azSide[1 - p->iSmall]);
+        "bytes), so it was partly spilled to disk and read once per block "
+        "of the %s input", p->op.pConn->nMemLimit, azSide[1 - p->iSmall]);
     rc = z ? dsCrossAddReason(p, z) : SQLITE_NOMEM;
     sqlite3_free(z);
   }
-  return rc;
-}
-
-/* Read the small side: into memory, or to a spill file past the budget. */
-static int dsCrossReadSmall(DsCross *p){
-  for(;;){
-    DsRow *pRow;
-    int rc = p->pSmallSrc->xNext(p->pSmallSrc, &p->smallArena, &pRow);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;
-    if( rc!=SQLITE_ROW ) return rc;
-    if( p->pSmallTail ){
-      p->pSmallTail->pNext = pRow;
-    }else{
-      p->pSmall = pRow;
-    }
-    p->pSmallTail = pRow;
-    if( dsMemOverBudget(&p->op.mem) ) return dsCrossSpillSmall(p);
-  }
-}
-
-/* Read the next row of the streamed side into pOuter (NULL at the end). */
-static int dsCrossNextOuter(DsCross *p){
-  int rc;
-  p->pOuter = 0;
-  if( p->pBigSrc==0 ) return SQLITE_OK;
-  dsArenaReset(&p->bigArena);
-  rc = p->pBigSrc->xNext(p->pBigSrc, &p->bigArena, &p->pOuter);
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
-  p->pOuter = 0;
-  p->pBigSrc = 0;
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/* Read the next block of the streamed side, as large as the budget
-** allows but at least one row; nBlock is 0 at the end. */
-static int dsCrossReadBlock(DsCross *p){
-  DsMem *pMem = &p->op.mem;
-  p->nBlock = 0;
-  /* Cleared, not reset: a chunk kept for reuse would count against the
-  ** budget and shrink every later block. */
-  dsArenaClear(&p->bigArena);
-  while( p->pBigSrc && (p->nBlock==0 || !dsMemOverBudget(pMem)) ){
-    DsRow *pRow;
-    int rc = p->pBigSrc->xNext(p->pBigSrc, &p->bigArena, &pRow);
-    if( rc==SQLITE_DONE ){
-      p->pBigSrc = 0;
-      break;
-    }
-    if( rc!=SQLITE_ROW ) return rc;
-    if( p->nBlock==p->nBlockAlloc ){
-      i64 nNew = p->nBlockAlloc ? p->nBlockAlloc*2 : 1024;
-      DsRow **aNew = dsRealloc(pMem, p->aBlock, nNew * (i64)sizeof(DsRow *));
-      if( aNew==0 ) return SQLITE_NOMEM;
-      p->aBlock = aNew;
-      p->nBlockAlloc = nNew;
-    }
-    p->aBlock[p->nBlock++] = pRow;
-  }
-  if( p->nBlock ) p->nBlocks++;
-  return SQLITE_OK;
-}
-
-/* The pair of a small-side row and a streamed-side row. */
-static int dsCrossEmit(DsCross *p, DsRow **ap, DsRow *pSmall, DsRow *pBig){
-  ap[p->iSmall] = pSmall;
-  ap[1 - p->iSmall] = pBig;
-  return SQLITE_ROW;
-}
-
-/* In memory: each streamed row with every buffered row. */
-static int dsCrossStepMemory(DsCross *p, DsRow **ap){
-  for(;;){
-    int rc;
-    if( p->pOuter && p->pInner ){
-      DsRow *pSmall = p->pInner;
-      p->pInner = pSmall->pNext;
-      return dsCrossEmit(p, ap, pSmall, p->pOuter);
-    }
-    if( (rc = dsCrossNextOuter(p))!=SQLITE_OK ) return rc;
-    if( p->pOuter==0 ) return SQLITE_DONE;
-    p->pInner = p->pSmall;
-  }
-}
-
-/* Block nested loop: each spilled row with every row of the block. */
-static int dsCrossStepBlocks(DsCross *p, DsRow **ap){
-  for(;;){
-    int rc;
-    if( p->pOuter && p->iInner<p->nBlock ){
-      return dsCrossEmit(p, ap, p->pOuter, p->aBlock[p->iInner++]);
-    }
-    if( p->nBlock ){
-      dsArenaReset(&p->spillArena);
-      rc = dsSpillRead(p->pSpill, &p->spillArena, &p->pOuter);
-      if( rc==SQLITE_ROW ){
-        p->iInner = 0;
-        continue;
-      }
-      if( rc!=SQLITE_DONE ) return rc;
-      p->pOuter = 0;
-    }
-    if( (rc = dsCrossReadBlock(p))!=SQLITE_OK ) return rc;
-    if( p->nBlock==0 ) return SQLITE_DONE;
-    if( (rc = dsSpillRewind(p->pSpill))!=SQLITE_OK ) return rc;
-  }
 }
 
 int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
@@ -269,9 +144,10 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
   pOp = &p->op;
   dsOpInit(pOp, pConn, pSpec->zFunc, "cross");
   pOp->stats.zHint = dsCrossHintName[pSpec->eHint];
-  dsArenaInit(&p->smallArena, &pOp->mem);
-  dsArenaInit(&p->spillArena, &pOp->mem);
-  dsArenaInit(&p->bigArena, &pOp->mem);
+  dsRowBufInit(&p->small, pOp);
+  /* Half the budget for the buffer, so that blocks of the streamed side
+  ** (a quarter, rowbuf.c) still fit when it spills. */
+  p->small.nMemMax = pConn->nMemLimit / 2;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsReaderOpen(pConn, pSpec->zFunc, pSpec->apIn[i], 0, 0,
                       pSpec->anCol[i], pSpec->aaiCol[i], &pOp->apSrc[i],
@@ -279,15 +155,11 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
   }
   if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
+  if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
   if( rc==SQLITE_OK ){
-    p->pSmallSrc = pOp->apSrc[p->iSmall];
-    p->pBigSrc = pOp->apSrc[1 - p->iSmall];
-    rc = dsCrossReadSmall(p);
-    /* Nothing to pair with: the streamed side need not be read at all. */
-    if( rc==SQLITE_OK && p->pSmall==0
-     && (p->pSpill==0 || dsSpillRows(p->pSpill)==0) ){
-      p->pBigSrc = 0;
-    }
+    /* An empty small side ends the loop before the other side is read. */
+    dsBlockCrossInit(&p->loop, pOp, pOp->apSrc[1 - p->iSmall], &p->small);
+    p->bLoop = 1;
   }
   dsStatsPhase(&pOp->stats, DS_PHASE_BUILD, &t);
   p->tOut = t;
@@ -307,7 +179,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
 int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
   int rc;
   if( p->bDone ) return SQLITE_DONE;
-  rc = p->pSpill ? dsCrossStepBlocks(p, ap) : dsCrossStepMemory(p, ap);
+  rc = dsBlockCrossNext(&p->loop, &ap[1 - p->iSmall], &ap[p->iSmall]);
   if( rc==SQLITE_ROW ){
     p->op.stats.nOut++;
     return rc;
@@ -321,18 +193,17 @@ void dsCrossClose(DsCross *p){
   if( p ){
     DsOp *pOp = &p->op;
     dsStatsPhase(&pOp->stats, DS_PHASE_PROBE, &p->tOut);
-    if( p->nBlocks && pOp->stats.zReason ){
-      char *z = sqlite3_mprintf(" (%lld block%s)", p->nBlocks,
-                                p->nBlocks==1 ? "" : "s");
-      if( z ) dsCrossAddReason(p, z);
-      sqlite3_free(z);
+    if( p->bLoop ){
+      if( p->small.pFile ){
+        char *z = sqlite3_mprintf(" (%lld block%s)", p->loop.nLoaded,
+                                  p->loop.nLoaded==1 ? "" : "s");
+        if( z ) dsCrossAddReason(p, z);
+        sqlite3_free(z);
+        pOp->stats.nPartition = p->loop.nLoaded;
+      }
+      dsBlockCrossFree(&p->loop);
     }
-    pOp->stats.nPartition = p->nBlocks;
-    dsSpillClose(p->pSpill);
-    dsFree(&pOp->mem, p->aBlock);
-    dsArenaClear(&p->smallArena);
-    dsArenaClear(&p->spillArena);
-    dsArenaClear(&p->bigArena);
+    dsRowBufFree(&p->small);
     dsOpFinish(pOp);
     sqlite3_free(p);
   }

@@ -388,6 +388,8 @@ struct DsRowBuf {
   DsRow *pHead, *pTail;   /* them, linked in order */
   i64 nMem;               /* rows in memory */
   DsSpill *pFile;         /* rows appended once memory ran out */
+  i64 nMemMax;            /* bytes of rows to hold in memory at most;
+                          ** 0: as many as the budget allows */
   i64 nRow;               /* all rows */
   DsRow *pCur;            /* next row in memory to read */
   int bReadFile;
@@ -412,6 +414,7 @@ struct DsBlockCross {
   int bOuterDone;
   DsArena innerArena;     /* the current inner row, when read from a file */
   DsRow *pInnerRow;
+  i64 nLoaded;            /* blocks loaded so far */
 };
 void dsBlockCrossInit(DsBlockCross *p, DsOp *pOp, DsSource *pOuter,
                       DsRowBuf *pInner);
