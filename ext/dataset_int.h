@@ -21,7 +21,7 @@
 **   vtab_common.c the plumbing of table-valued forms: arguments, checks
 **   cogroup.c     coGroup: both sides sorted, merged into groups
 **   cogroup_vtab.c the ds_cogroup module
-**   cross.c       cross product: a block nested loop
+**   cross.c       cross product: a buffered side, a streamed side
 **   cross_vtab.c  the ds_cross module
 */
 #ifndef DATASET_INT_H
@@ -183,14 +183,6 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
-int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
-                       int bWantRow, int **paiSlot, int **paiPay,
-                       int *pnPay);
-
-/* JSON of keys and rows (json.c) */
-void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
-void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
-                  const DsValue *aVal);
 
 /* A source of rows: an input being read, or (later) a spill file. */
 typedef struct DsSource DsSource;
@@ -205,6 +197,14 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);
 i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn);
+int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
+                       int bWantRow, int **paiSlot, int **paiPay,
+                       int *pnPay);
+
+/* JSON of keys and rows (json.c) */
+void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
+void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+                  const DsValue *aVal);
 
 /*************************************************************************
 ** Hints, join types and the statistics of a run (join.c, stats.c)
@@ -448,6 +448,13 @@ int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut);
 void dsSortedFree(DsSorted *p, DsMem *pMem);
 
 /*************************************************************************
+** Modules and functions
+*/
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterCrossVtab(sqlite3 *db, DsConn *pConn);
+
+/*************************************************************************
 ** coGroup (cogroup.c): every distinct key of either input with the group
 ** of rows each side has for it.  Groups come in DS_ORDER_GROUP order: the
 ** NULL-key group of the left side, then that of the right side (they
@@ -533,12 +540,5 @@ int dsTvfKeys(const char *zFunc, int iSide, sqlite3_value *pVal,
 int dsTvfCheckKeyCounts(const char *zFunc, int nLeft, int nRight,
                         char **pzErr);
 void dsTvfResultStr(sqlite3_context *ctx, sqlite3_str *pStr, int bJson);
-
-/*************************************************************************
-** Modules and functions
-*/
-int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
-int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn);
-int dsRegisterCrossVtab(sqlite3 *db, DsConn *pConn);
 
 #endif /* DATASET_INT_H */

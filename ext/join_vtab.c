@@ -7,11 +7,10 @@
 **     FROM ds_join_hint(left, right, left_key, right_key [, hint [, type]]);
 **
 ** The six arguments are HIDDEN columns; xBestIndex hands their equality
-** constraints to xFilter in argument order (vtab_common.c), and idxNum
-** records which of them are present (bits 0-5) and which output columns
-** the statement uses (bits 8-10), so that a row's JSON is made only when
-** it is asked for and a side's non-key columns are not even read when its
-** JSON is not used.
+** constraints to xFilter in argument order, and idxNum records which of
+** them are present (bits 0-5) and which output columns the statement uses
+** (bits 8-10), so that a row's JSON is made only when it is asked for and
+** a side's non-key columns are not even read when its JSON is not used.
 ** `key` is the join key (a JSON array for a composite key), `left` and
 ** `right` the rows as JSON objects, NULL for the missing side of an
 ** outer-join row.
@@ -36,16 +35,6 @@
 
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
-};
-
-static const DsTvf dsJoinTvf = {
-  .zFunc = DS_FUNC,
-  .zUsage = DS_FUNC "(left, right, left_key, right_key [, hint [, "
-            "join_type]])",
-  .iArg0 = JCOL_ARG0,
-  .nArg = DS_N_ARG,
-  .nRequired = DS_N_REQUIRED,
-  .azArg = azArgName,
 };
 
 typedef struct DsJoinTable DsJoinTable;
@@ -127,7 +116,10 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
     pCur->anPay[i] = 0;
     pCur->apRow[i] = 0;
   }
-  dsTvfArgsFree(DS_N_ARG, pCur->apArg);
+  for(i=0; i<DS_N_ARG; i++){
+    sqlite3_value_free(pCur->apArg[i]);
+    pCur->apArg[i] = 0;
+  }
   sqlite3_free(pCur->aVal);
   pCur->aVal = 0;
   pCur->nKey = 0;
@@ -143,32 +135,127 @@ static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
   return SQLITE_OK;
 }
 
+static void dsSetVtabError(sqlite3_vtab *pVtab, char *zMsg){
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = zMsg;
+}
+
+/* "an integer", ...: the type of a bad argument, for messages. */
+static const char *dsArgTypeNoun(sqlite3_value *pVal){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT:   return "a real";
+    case SQLITE_BLOB:    return "a blob";
+    case SQLITE_NULL:    return "NULL";
+    default:             return "text";
+  }
+}
+
+/* Resolve dataset argument pVal, the zSide input. */
+static int dsJoinOpenInput(DsJoinCursor *pCur, int iSide,
+                           sqlite3_value *pVal, char **pzErr){
+  static const char *const azSide[] = { "left", "right" };
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
+        "view name or a query), not %s", DS_FUNC, azSide[iSide],
+        dsArgTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsInputOpen(pCur->pConn->db, DS_FUNC, azSide[iSide],
+                     (const char *)sqlite3_value_text(pVal),
+                     &pCur->apIn[iSide], pzErr);
+}
+
+/* Parse key argument pVal of side iSide. */
+static int dsJoinParseKeys(DsJoinCursor *pCur, int iSide,
+                           sqlite3_value *pVal, int *pnKey, char **pzErr){
+  static const char *const azSide[] = { "left", "right" };
+  static const char *const azArg[] = { "left_key", "right_key" };
+  const char *zKeys;
+  char aNum[24];
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_TEXT:
+      zKeys = (const char *)sqlite3_value_text(pVal);
+      break;
+    case SQLITE_INTEGER:
+      sqlite3_snprintf(sizeof(aNum), aNum, "%lld", sqlite3_value_int64(pVal));
+      zKeys = aNum;
+      break;
+    default:
+      *pzErr = sqlite3_mprintf("%s: %s must be text (column names or 0-based "
+          "positions) or an integer position, not %s", DS_FUNC,
+          azArg[iSide], dsArgTypeNoun(pVal));
+      return SQLITE_ERROR;
+  }
+  return dsInputKeys(DS_FUNC, azArg[iSide], pCur->apIn[iSide], azSide[iSide],
+                     zKeys, pnKey, &pCur->aaiKey[iSide], pzErr);
+}
+
+/*
+** Decide the columns side iSide carries: the key columns always, all the
+** others when its JSON is wanted.  aaiSlot maps each input column to its
+** value in the row.
+*/
+static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bWantRow){
+  const DsInput *pIn = pCur->apIn[iSide];
+  int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int nPay = 0;
+  int c, k;
+  if( aiSlot==0 || aiPay==0 ){
+    sqlite3_free(aiSlot);
+    sqlite3_free(aiPay);
+    return SQLITE_NOMEM;
+  }
+  for(c=0; c<pIn->nCol; c++){
+    aiSlot[c] = -1;
+    for(k=0; k<pCur->nKey; k++){
+      if( pCur->aaiKey[iSide][k]==c ){ aiSlot[c] = k; break; }
+    }
+    if( aiSlot[c]<0 && bWantRow ){
+      aiSlot[c] = pCur->nKey + nPay;
+      aiPay[nPay++] = c;
+    }
+  }
+  pCur->aaiSlot[iSide] = aiSlot;
+  pCur->aaiPay[iSide] = aiPay;
+  pCur->anPay[iSide] = nPay;
+  return SQLITE_OK;
+}
+
 static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
                         const char *idxStr, int argc, sqlite3_value **argv){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
   sqlite3_vtab *pVtab = pCursor->pVtab;
-  sqlite3_value **aArg = pCur->apArg;
+  sqlite3_value *aArg[DS_N_ARG];
   DsJoinSpec spec;
   char *zErr = 0;
   int anKey[2] = {0, 0};
-  int i, rc;
+  int i, j, rc = SQLITE_OK;
   int nMaxCol = 0;
   (void)idxStr;
 
   dsJoinCursorReset(pCur);
+  for(i=j=0; i<DS_N_ARG; i++){
+    aArg[i] = (idxNum & (1<<i)) && j<argc ? argv[j++] : 0;
+    if( aArg[i] ){
+      pCur->apArg[i] = sqlite3_value_dup(aArg[i]);
+      if( pCur->apArg[i]==0 ) return SQLITE_NOMEM;
+    }
+  }
   memset(&spec, 0, sizeof(spec));
   spec.zFunc = DS_FUNC;
-  rc = dsTvfArgs(&dsJoinTvf, idxNum, argc, argv, pCur->apArg);
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsTvfInput(pCur->pConn->db, DS_FUNC, i, aArg[i], &pCur->apIn[i],
-                    &zErr);
+    rc = dsJoinOpenInput(pCur, i, aArg[i], &zErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsTvfKeys(DS_FUNC, i, aArg[2+i], pCur->apIn[i], &anKey[i],
-                   &pCur->aaiKey[i], &zErr);
+    rc = dsJoinParseKeys(pCur, i, aArg[2+i], &anKey[i], &zErr);
   }
-  if( rc==SQLITE_OK ){
-    rc = dsTvfCheckKeyCounts(DS_FUNC, anKey[0], anKey[1], &zErr);
+  if( rc==SQLITE_OK && anKey[0]!=anKey[1] ){
+    zErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
+        "names %d; both sides need the same number of key columns", DS_FUNC,
+        anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
+    rc = SQLITE_ERROR;
   }
   if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &spec.eHint, &zErr);
   if( rc==SQLITE_OK ){
@@ -178,10 +265,7 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     pCur->nKey = anKey[0];
     pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
     for(i=0; i<2 && rc==SQLITE_OK; i++){
-      rc = dsInputPlanColumns(pCur->apIn[i], pCur->nKey, pCur->aaiKey[i],
-                              (idxNum >> (JUSE_SHIFT + 1 + i)) & 1,
-                              &pCur->aaiSlot[i], &pCur->aaiPay[i],
-                              &pCur->anPay[i]);
+      rc = dsJoinPlanColumns(pCur, i, (idxNum >> (JUSE_SHIFT + 1 + i)) & 1);
       if( pCur->apIn[i]->nCol + pCur->nKey > nMaxCol ){
         nMaxCol = pCur->apIn[i]->nCol + pCur->nKey;
       }
@@ -212,7 +296,7 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     }
   }
   if( rc!=SQLITE_OK ){
-    dsVtabSetError(pVtab, zErr);
+    dsSetVtabError(pVtab, zErr);
     return rc;
   }
   return SQLITE_OK;
@@ -226,7 +310,7 @@ static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   if( rc==SQLITE_ROW ) return SQLITE_OK;
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
-  dsVtabSetError(pCursor->pVtab, zErr);
+  dsSetVtabError(pCursor->pVtab, zErr);
   return rc;
 }
 
@@ -236,20 +320,36 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
 
 /* The JSON object of row pRow of side iSide, into pCur->pStr. */
 static void dsJoinRowJson(DsJoinCursor *pCur, int iSide, const DsRow *pRow){
+  const DsInput *pIn = pCur->apIn[iSide];
+  const int *aiSlot = pCur->aaiSlot[iSide];
+  sqlite3_str *pOut = pCur->pStr;
+  int c;
   dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], pCur->aVal);
-  dsJsonObject(pCur->pStr, pCur->apIn[iSide], pCur->aaiSlot[iSide],
-               pCur->aVal);
+  sqlite3_str_appendchar(pOut, 1, '{');
+  for(c=0; c<pIn->nCol; c++){
+    if( c ) sqlite3_str_appendchar(pOut, 1, ',');
+    dsJsonString(pOut, pIn->azCol[c], (int)strlen(pIn->azCol[c]));
+    sqlite3_str_appendchar(pOut, 1, ':');
+    dsJsonValue(pOut, &pCur->aVal[aiSlot[c]]);
+  }
+  sqlite3_str_appendchar(pOut, 1, '}');
 }
 
 /* The key: one value, or a JSON array of the parts. */
 static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
                             const DsRow *pRow){
+  int k;
   dsRowValues(pRow, pCur->nKey, pCur->aVal);
   if( pCur->nKey==1 ){
     dsValueResult(ctx, &pCur->aVal[0]);
     return;
   }
-  dsJsonArray(pCur->pStr, pCur->aVal, pCur->nKey);
+  sqlite3_str_appendchar(pCur->pStr, 1, '[');
+  for(k=0; k<pCur->nKey; k++){
+    if( k ) sqlite3_str_appendchar(pCur->pStr, 1, ',');
+    dsJsonValue(pCur->pStr, &pCur->aVal[k]);
+  }
+  sqlite3_str_appendchar(pCur->pStr, 1, ']');
 }
 
 static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
@@ -276,7 +376,19 @@ static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if( pRow==0 ) return SQLITE_OK;
     dsJoinRowJson(pCur, iSide, pRow);
   }
-  dsTvfResultStr(ctx, pCur->pStr, 1);
+  if( sqlite3_str_errcode(pCur->pStr) ){
+    int rc = sqlite3_str_errcode(pCur->pStr);
+    sqlite3_str_reset(pCur->pStr);
+    if( rc==SQLITE_NOMEM ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_error_toobig(ctx);
+    }
+    return SQLITE_OK;
+  }
+  sqlite3_result_text(ctx, sqlite3_str_value(pCur->pStr),
+                      sqlite3_str_length(pCur->pStr), SQLITE_TRANSIENT);
+  sqlite3_result_subtype(ctx, 'J');
   return SQLITE_OK;
 }
 
@@ -285,11 +397,45 @@ static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
   return SQLITE_OK;
 }
 
+/*
+** The arguments must arrive as equality constraints on the hidden
+** columns; the first four are required.  A required argument that is
+** constrained but not usable in this plan makes the plan impossible
+** (SQLITE_CONSTRAINT); one that is absent is the user's error.
+*/
 static int dsJoinBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   int aiCons[DS_N_ARG];
+  int abUnusable[DS_N_ARG];
+  int i, nArg = 0;
   int idxNum = 0;
-  int rc = dsTvfBestIndex(pVtab, pInfo, &dsJoinTvf, aiCons, &idxNum);
-  if( rc!=SQLITE_OK ) return rc;
+  for(i=0; i<DS_N_ARG; i++){ aiCons[i] = -1; abUnusable[i] = 0; }
+  for(i=0; i<pInfo->nConstraint; i++){
+    const struct sqlite3_index_constraint *pCons = &pInfo->aConstraint[i];
+    int iArg = pCons->iColumn - JCOL_ARG0;
+    if( iArg<0 || pCons->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( !pCons->usable ){
+      abUnusable[iArg] = 1;
+    }else if( aiCons[iArg]<0 ){
+      aiCons[iArg] = i;
+    }
+  }
+  for(i=0; i<DS_N_REQUIRED; i++){
+    if( aiCons[i]>=0 ) continue;
+    if( abUnusable[i] ) return SQLITE_CONSTRAINT;
+    dsSetVtabError(pVtab, sqlite3_mprintf("%s: missing argument %s; usage: "
+        "%s(left, right, left_key, right_key [, hint [, join_type]])",
+        DS_FUNC, azArgName[i], DS_FUNC));
+    return SQLITE_ERROR;
+  }
+  for(i=0; i<DS_N_ARG; i++){
+    if( aiCons[i]<0 ){
+      if( abUnusable[i] ) return SQLITE_CONSTRAINT;
+      continue;
+    }
+    pInfo->aConstraintUsage[aiCons[i]].argvIndex = ++nArg;
+    pInfo->aConstraintUsage[aiCons[i]].omit = 1;
+    idxNum |= 1<<i;
+  }
   idxNum |= (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
   pInfo->idxNum = idxNum;
   pInfo->estimatedCost = 1e6;
