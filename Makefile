@@ -6,6 +6,10 @@
 #   make testfixture a tclsh with the extension linked in statically
 #                    (-DSQLITE_CORE, sqlite3_auto_extension), for sanitizers
 #                    and fault injection
+#   make install     install the extension under $(PREFIX) (default
+#                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
+#   make clients     the C client programs of tests/clients.test
+#   make node-client better-sqlite3 12 from npm, into build/node
 #
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise make stops and prints the command that installs them.
@@ -23,13 +27,13 @@ HDR       := $(wildcard ext/*.h)
 TCL_INC   ?= /usr/include/tcl8.6
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
-        deps-fixture
+        deps-fixture install uninstall clients node-client deps-sqlcipher
 
 all: build/dataset.so
 
 build/dataset.so: $(SRC) $(HDR) | deps-build
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS)
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
 
 testfixture: build/testfixture
 
@@ -50,6 +54,81 @@ test: build/dataset.so | deps-test
 
 clean:
 	rm -rf build
+
+# --- Install ----------------------------------------------------------------
+# $(PREFIX)/lib/sqlite3/dataset.so   for .load and sqlite3_load_extension()
+# $(PREFIX)/lib/libsqlite3_dataset.a the same code built with -DSQLITE_CORE,
+#                                    for programs that link it in
+# $(PREFIX)/include/dataset.h        sqlite3_dataset_init() for those
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+EXTDIR     ?= $(LIBDIR)/sqlite3
+
+install: build/dataset.so build/libsqlite3_dataset.a
+	install -d $(DESTDIR)$(EXTDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 644 build/dataset.so $(DESTDIR)$(EXTDIR)/dataset.so
+	install -m 644 build/libsqlite3_dataset.a \
+	    $(DESTDIR)$(LIBDIR)/libsqlite3_dataset.a
+	install -m 644 ext/dataset.h $(DESTDIR)$(INCLUDEDIR)/dataset.h
+
+uninstall:
+	rm -f $(DESTDIR)$(EXTDIR)/dataset.so \
+	    $(DESTDIR)$(LIBDIR)/libsqlite3_dataset.a \
+	    $(DESTDIR)$(INCLUDEDIR)/dataset.h
+	rmdir $(DESTDIR)$(EXTDIR) 2>/dev/null || true
+
+STATIC_OBJ := $(SRC:ext/%.c=build/static/%.o)
+
+build/static/%.o: ext/%.c $(HDR) | deps-build
+	@mkdir -p build/static
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -c -o $@ $<
+
+build/libsqlite3_dataset.a: $(STATIC_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(STATIC_OBJ)
+
+# --- Clients (tests/clients/, run by tests/clients.test) -------------------
+# static_client links the extension in (libsqlite3_dataset.a); dynamic_client
+# loads build/dataset.so; test/needs4/dataset.so is the extension built to
+# require SQLite 4.0.0, so that every SQLite refuses it.  sqlcipher_client is
+# dynamic_client linked with SQLCipher 3.4, which is SQLite 3.15: the
+# extension must refuse that one (built on its own: it needs a package).
+CLIENT_HDR := tests/clients/script.h
+
+clients: build/static_client build/dynamic_client build/test/needs4/dataset.so
+
+build/static_client: tests/clients/static.c $(CLIENT_HDR) \
+                     build/libsqlite3_dataset.a
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -Iext -o $@ tests/clients/static.c \
+	    build/libsqlite3_dataset.a $(LDFLAGS) -lsqlite3 -lm
+
+build/dynamic_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-build
+	@mkdir -p build
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -o $@ tests/clients/dynamic.c \
+	    $(LDFLAGS) -lsqlite3
+
+build/sqlcipher_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-sqlcipher
+	@mkdir -p build
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -I/usr/include/sqlcipher -o $@ \
+	    tests/clients/dynamic.c $(LDFLAGS) -lsqlcipher
+
+build/test/needs4/dataset.so: $(SRC) $(HDR) | deps-build
+	@mkdir -p build/test/needs4
+	$(CC) $(DS_CFLAGS) -O0 -DDS_MIN_SQLITE=4000000 -shared -o $@ $(SRC) \
+	    $(LDFLAGS)
+
+# better-sqlite3 12 (tests/clients/package.json) from npm's registry; it
+# builds its own SQLite.  Installed once, then found in build/node.
+NODE_BS3 := build/node/node_modules/better-sqlite3/build/Release/better_sqlite3.node
+
+node-client: $(NODE_BS3)
+
+$(NODE_BS3): tests/clients/package.json
+	@mkdir -p build/node
+	cp tests/clients/package.json build/node/package.json
+	npm install --prefix build/node --no-audit --no-fund
+	touch $@
 
 # --- Debian packages ------------------------------------------------------
 # $(call ds_need,package:test-command ...) checks each package by its test
@@ -82,6 +161,7 @@ PKG_DEMO    := sqlite3:'command -v sqlite3'
 PKG_TEST    := tcl:'command -v tclsh' \
                libsqlite3-tcl:'echo "package require sqlite3" | tclsh'
 PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
+PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 
 deps-build:
 	$(call ds_need,$(PKG_BUILD))
@@ -91,3 +171,5 @@ deps-test:
 	$(call ds_need,$(PKG_DEMO) $(PKG_TEST))
 deps-fixture:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TEST) $(PKG_FIXTURE))
+deps-sqlcipher:
+	$(call ds_need,$(PKG_SQLCIPHER))

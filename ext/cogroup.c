@@ -176,7 +176,7 @@ static int dsCoGroupOpenSide(DsCoGroup *p, const DsCoGroupSpec *pSpec,
   int nPay = 0;
   int rc;
   rc = dsInputPlanColumns(pSpec->apIn[iSide], pSpec->nKey,
-                          pSpec->aaiKey[iSide], pSpec->abJson[iSide],
+                          pSpec->aaiKey[iSide], pSpec->abJson[iSide], 0,
                           &p->aaiSlot[iSide], &p->aaiPay[iSide], &nPay);
   if( rc!=SQLITE_OK ) return rc;
   p->anCol[iSide] = pSpec->nKey + nPay;

@@ -48,7 +48,7 @@ int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
   if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
     *pzErr = sqlite3_mprintf("%s: hint must be text or NULL, not %s",
-                             zFunc, dsValueTypeNoun(pVal));
+                             zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
   return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),

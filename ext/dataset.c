@@ -23,8 +23,12 @@ SQLITE_EXTENSION_INIT1
 # define DS_VERSION "unknown"
 #endif
 
-/* The oldest SQLite the extension works with. */
-#define DS_MIN_SQLITE 3038000
+/* The oldest SQLite the extension works with, as sqlite3_libversion_number()
+** gives it: X*1000000 + Y*1000 + Z for X.Y.Z.  Overridable for the test
+** that builds a variant needing a SQLite that does not exist yet. */
+#ifndef DS_MIN_SQLITE
+# define DS_MIN_SQLITE 3038000
+#endif
 
 static void dsVersionFunc(sqlite3_context *ctx, int argc,
                           sqlite3_value **argv){
@@ -53,7 +57,8 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( sqlite3_libversion_number() < DS_MIN_SQLITE ){
     if( pzErrMsg ){
       *pzErrMsg = sqlite3_mprintf(
-          "dataset: needs SQLite 3.38.0 or newer; this is SQLite %s",
+          "dataset: needs SQLite %d.%d.%d or newer; this is SQLite %s",
+          DS_MIN_SQLITE/1000000, DS_MIN_SQLITE/1000%1000, DS_MIN_SQLITE%1000,
           sqlite3_libversion());
     }
     return SQLITE_ERROR;
@@ -69,6 +74,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = dsRegisterCrossVtab(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterConfig(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterAggregates(db, pConn);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_version", 0,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,

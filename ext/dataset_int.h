@@ -17,8 +17,11 @@
 **   mergejoin.c   REPARTITION_SORT_MERGE
 **   join.c        the join driver: hints, join types, strategy choice
 **   stats.c       ds_last_stats() and the statistics of a run
+**   vtab_args.c   what the CREATE VIRTUAL TABLE forms share: name=value
+**                 arguments, typed two-input columns, placeholders
 **   join_vtab.c   the ds_join_hint module
-**   vtab_common.c the plumbing of table-valued forms: arguments, checks
+**   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
+**   key_stats.c   ds_key_stats(): exact key counts, then sketches
 **   cogroup.c     coGroup: both sides sorted, merged into groups
 **   cogroup_vtab.c the ds_cogroup module
 **   cross.c       cross product: a buffered side, a streamed side
@@ -150,6 +153,10 @@ const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
 int dsValueCompare(const DsValue *a, const DsValue *b);
+int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal);
+i64 dsValueSize(const DsValue *pVal);
+u8 *dsValuePut(u8 *p, const DsValue *pVal);
+u64 dsValueHash(const DsValue *pVal, u64 seed);
 
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
@@ -159,8 +166,10 @@ int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 /*************************************************************************
 ** JSON text (json.c)
 */
+#define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
 void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal);
 void dsJsonString(sqlite3_str *pOut, const char *z, int n);
+void dsResultJson(sqlite3_context *ctx, sqlite3_str *pOut);
 
 /*************************************************************************
 ** Dataset inputs and keys (input.c)
@@ -183,6 +192,22 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
+const char *dsTypeNoun(sqlite3_value *pVal);
+int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
+                     sqlite3_value *pVal, DsInput **ppIn, char **pzErr);
+int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
+                    const char *zSide, sqlite3_value *pVal, int *pnKey,
+                    int **paiKey, char **pzErr);
+int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
+                    DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr);
+int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr);
+
+/* SQL text helpers, shared with vtab_args.c */
+const char *dsSkipSpace(const char *z);
+int dsKeyword(const char *z, const char *zKw);
+int dsQuotedLength(const char *z);
+int dsParseIdent(const char *z, char **pzOut);
+int dsIsQuery(const char *z);
 
 /* A source of rows: an input being read, or (later) a spill file. */
 typedef struct DsSource DsSource;
@@ -198,8 +223,8 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
-                       int bWantRow, int **paiSlot, int **paiPay,
-                       int *pnPay);
+                       int bAll, const u8 *aWant, int **paiSlot,
+                       int **paiPay, int *pnPay);
 
 /* JSON of keys and rows (json.c) */
 void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
@@ -435,22 +460,62 @@ void dsBlockCrossFree(DsBlockCross *p);
 typedef struct DsSorter DsSorter;
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
+int dsSorterStable(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
 
-/* The in-memory sort used by the sorter: rows of a source, sorted. */
-typedef struct DsSorted DsSorted;
-struct DsSorted {
-  DsRow **aRow;
-  i64 nRow;
-  DsArena arena;
+/*************************************************************************
+** The CREATE VIRTUAL TABLE forms of the modules (vtab_args.c)
+*/
+/* The name=value arguments a module takes: the first nRequired of
+** azName must be given, the others may be.  dsVtabArgsParse() fills one
+** value per name (NULL for an optional one not given). */
+typedef struct DsVtabArgSpec DsVtabArgSpec;
+struct DsVtabArgSpec {
+  const char *zFunc;      /* module name, for messages */
+  int nName;
+  int nRequired;
+  const char *const *azName;
 };
-int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut);
-void dsSortedFree(DsSorted *p, DsMem *pMem);
+
+int dsVtabArgsParse(const DsVtabArgSpec *pSpec, int argc,
+                    const char *const *argv, char **azValue, char **pzErr);
+void dsVtabArgsFree(const DsVtabArgSpec *pSpec, char **azValue);
+int dsVtabArgWord(const char *zValue, char **pzOut);
+int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
+
+int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
+                     const DsInput *pWas, const DsInput *pNow, char **pzErr);
+
+char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
+void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
+                        const char *zDecl);
+int dsVtabDeclare(sqlite3 *db, const char *zFunc, const char *zTab,
+                  sqlite3_str *pSql, char **pzErr);
+int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
+                      DsInput *const apIn[2], char **pzErr);
+int dsVtabDeclarePlaceholder(sqlite3 *db);
+int dsVtabFunctionBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
+                            const DsVtabArgSpec *pSpec, int iFirst,
+                            int *pmArg);
+void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
+                        sqlite3_value **aArg);
+void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
+int dsVtabColUsed(u64 mUsed, int iCol);
 
 /*************************************************************************
 ** Modules and functions
 */
 int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
+
+/* ds_key_stats(), registered by dsRegisterAggregates() (key_stats.c) */
+void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+void dsKeyStatsFinal(sqlite3_context *ctx);
+
+/* Flags newer SQLite headers define; older SQLite ignores unknown bits. */
+#ifndef SQLITE_RESULT_SUBTYPE
+# define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
 int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn);
 int dsRegisterCrossVtab(sqlite3 *db, DsConn *pConn);
 
@@ -508,37 +573,5 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
                 char **pzErr);
 int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr);
 void dsCrossClose(DsCross *p);
-
-/*************************************************************************
-** Table-valued forms (vtab_common.c)
-**
-** A DsTvf describes a function's arguments: the HIDDEN columns from
-** iArg0 on, the first nRequired of them required.
-*/
-#define DS_TVF_MAX_ARG 8
-typedef struct DsTvf DsTvf;
-struct DsTvf {
-  const char *zFunc;          /* "ds_cross" */
-  const char *zUsage;         /* "ds_cross(left, right [, hint])" */
-  int iArg0;                  /* column of the first argument */
-  int nArg;                   /* argument columns, at most DS_TVF_MAX_ARG */
-  int nRequired;              /* of which the first nRequired are required */
-  const char *const *azArg;   /* their names, for messages */
-};
-
-const char *dsValueTypeNoun(sqlite3_value *pVal);
-void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
-int dsTvfBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
-                   const DsTvf *pTvf, int *aiCons, int *pidxNum);
-int dsTvfArgs(const DsTvf *pTvf, int idxNum, int argc, sqlite3_value **argv,
-              sqlite3_value **apArg);
-void dsTvfArgsFree(int nArg, sqlite3_value **apArg);
-int dsTvfInput(sqlite3 *db, const char *zFunc, int iSide, sqlite3_value *pVal,
-               DsInput **ppIn, char **pzErr);
-int dsTvfKeys(const char *zFunc, int iSide, sqlite3_value *pVal,
-              const DsInput *pIn, int *pnKey, int **paiKey, char **pzErr);
-int dsTvfCheckKeyCounts(const char *zFunc, int nLeft, int nRight,
-                        char **pzErr);
-void dsTvfResultStr(sqlite3_context *ctx, sqlite3_str *pStr, int bJson);
 
 #endif /* DATASET_INT_H */

@@ -1,43 +1,81 @@
 /*
-** hashjoin.c: the hash strategies, BROADCAST_HASH_x and REPARTITION_HASH_x.
+** hashjoin.c: the hash strategies, BROADCAST_HASH_x and REPARTITION_HASH_x,
+** as one hybrid hash join that completes on inputs of any size.
 **
 ** Both build a chained hash table (hashtable.c) on one side, the build
 ** side, and stream the other side, the probe side, through it:
 **
-**   BROADCAST_HASH_x      One table holds the whole build side.  The probe
-**                         side is read once, in batches of DS_BATCH rows
-**                         whose hash slots are prefetched before any of
-**                         them is probed, and is never stored.
+**   BROADCAST_HASH_x      One table holds the build side; the probe side is
+**                         read once, in batches of DS_BATCH rows whose hash
+**                         slots are prefetched before any is probed.
 **
-**   REPARTITION_HASH_x    Both sides are first split into partitions on
-**                         high bits of the key hash.  Then partition by
-**                         partition, a table is built on the build side's
-**                         part and the probe side's part is probed.
+**   REPARTITION_HASH_x    The build side and then the probe side are split
+**                         into partitions first; then, partition by
+**                         partition, a table is built and probed.
+**
+** Build rows are always stored by partition (DS_FANOUT partitions chosen
+** by high bits of the key hash), each partition in its own arena.  While
+** everything fits in memory_limit that costs nothing: the broadcast table
+** simply spans all partitions.  When the budget runs out, the largest
+** partition is spilled: its rows go to a spill file, a Bloom filter of
+** their hashes is kept, and its later build rows follow them to the file.
+** Probe rows of a spilled partition are written to a probe file of its
+** own unless the Bloom filter proves they match nothing (then they are
+** dropped, or produced at once as unmatched when the join type keeps
+** them).  When the rows in memory are done, each spilled partition becomes
+** a task: the same join, one level deeper, with fresh hash bits choosing
+** the partitions.  A task whose build rows all share one hash cannot be
+** split: it runs as a block nested loop, a chunk of build rows that fits
+** in memory at a time against the whole probe file, so it completes in
+** time linear in its output.  In that loop the probe rows' matched flags
+** travel in the probe file, which is rewritten on each pass.
 **
 ** Outer joins: a probe row that found no partner is produced with NULL on
-** the other side as soon as its chain is exhausted; build rows carry a
-** matched flag, and the unmatched ones are produced by a scan of the table
-** once the probe rows are done.  A row with a NULL key never enters a
-** table: it is dropped, or kept aside and produced at the end when its
-** side is kept by the join type.
+** the other side once its chain is exhausted; build rows carry a matched
+** flag, and the unmatched ones are produced by a scan of the table after
+** its probe rows.  A row with a NULL key never enters a table: it is
+** dropped, or produced at once when its side is kept.
 */
 #include "dataset_int.h"
 
-#define PH_PROBE    1     /* produce the matches of probe rows */
-#define PH_DRAIN    2     /* produce unmatched build rows of the table */
-#define PH_NEXTPART 3     /* set up the next partition (repartition only) */
-#define PH_NULLS    4     /* produce the NULL-key rows kept aside */
-#define PH_DONE     5
+#define DS_FANOUT_BITS 5
+#define DS_FANOUT      (1 << DS_FANOUT_BITS)
+#define DS_MAX_LEVEL   11        /* 64 bits of hash, 5 at a time, mixed */
 
-/* Rows per partition that REPARTITION_HASH_x aims at. */
-#define DS_PART_ROWS 16384
-#define DS_PART_MAX  1024
+#define PH_BUILD     1      /* read the build side into partitions */
+#define PH_PARTPROBE 2      /* read the probe side into partitions */
+#define PH_PROBE     3      /* produce the matches of probe rows */
+#define PH_DRAIN     4      /* produce unmatched build rows of the table */
+#define PH_NEXTPART  5      /* table of the next partition (repartition) */
+#define PH_ENDTASK   6      /* queue spilled partitions, free the rest */
+#define PH_NEXTTASK  7      /* start the next spilled partition */
+#define PH_BNLLOAD   8      /* block nested loop: load a chunk of build rows */
+#define PH_BNLFINAL  9      /* block nested loop: the unmatched probe rows */
+#define PH_DONE      10
 
-typedef struct DsHashPart DsHashPart;
-struct DsHashPart {
-  DsRow *pBuild;          /* build rows of this partition */
+typedef struct DsPart DsPart;
+struct DsPart {
+  DsArena arena;          /* build rows held in memory */
+  DsRow *pBuild;          /* them, as a list */
   i64 nBuild;
-  DsRow *pProbe;          /* probe rows of this partition */
+  DsSpill *pBuildFile;    /* the build rows, once the partition spilled */
+  u64 *aBloom;            /* Bloom filter of the spilled build rows */
+  u64 bloomMask;          /* words in aBloom - 1 */
+  u64 minHash, maxHash;   /* range of build hashes: equal means unsplittable */
+  DsArena probeArena;     /* probe rows held in memory (repartition) */
+  DsRow *pProbe;
+  i64 nProbe;
+  DsSpill *pProbeFile;    /* probe rows written out */
+};
+
+/* A spilled partition waiting to be joined. */
+typedef struct DsTask DsTask;
+struct DsTask {
+  DsTask *pNext;
+  DsSpill *pBuild;
+  DsSpill *pProbe;        /* may be NULL: no probe rows */
+  int iLevel;             /* partitioning level of its rows */
+  int bOneHash;           /* every build row has the same hash */
 };
 
 typedef struct DsHashJoin DsHashJoin;
@@ -47,28 +85,77 @@ struct DsHashJoin {
   int iBuild;             /* side of the build rows: 0 left, 1 right */
   int bKeepBuild;         /* produce unmatched build rows */
   int bKeepProbe;         /* produce unmatched probe rows */
-  int bRepartition;       /* REPARTITION_HASH_x rather than broadcast */
-  DsSource *pBuildSrc;
+  int bRepartition;       /* REPARTITION_HASH_x at the top level */
+  int ePhase;
+
+  /* The join being run: the top level, or a task. */
+  int iLevel;
+  int bPartProbe;         /* partition the probe side before joining */
+  DsSource *pBuildSrc;    /* rows still to read */
   DsSource *pProbeSrc;
-  DsArena buildArena;     /* build rows (and, repartitioned, probe rows) */
-  DsArena probeArena;     /* the current probe batch of a broadcast join */
-  DsRow *pNullBuild;      /* NULL-key build rows kept for the output */
-  DsRow *pNullProbe;      /* NULL-key probe rows kept for the output */
-  int nPart;              /* partitions (1 for broadcast) */
-  int iPart;              /* the partition being joined */
-  DsHashPart *aPart;
+  DsTask *pTask;          /* the task being run (owns its files), or NULL */
+  DsPart aPart[DS_FANOUT];
+  i64 nMemRows;           /* build rows held in memory */
+  int iPart;              /* repartition: the partition being joined */
+  DsArena scratch;        /* the row just read, before it is placed */
+
   DsHashTable ht;
   DsRow *aBatch[DS_BATCH];/* probe rows about to be probed */
   int nBatch;
   int iBatch;
-  DsRow *pProbeList;      /* probe rows of this partition not yet batched */
+  DsArena batchArena;     /* probe rows read from a source */
+  DsRow *pProbeList;      /* probe rows in memory not yet batched */
   DsRow *pProbe;          /* the probe row being matched */
   DsRow *pChain;          /* next build row to compare with pProbe */
-  int bProbeMatched;      /* pProbe found a partner */
+  int bProbeMatched;
   u64 iSlot;              /* next directory slot of the drain */
   DsRow *pDrain;          /* next row of the chain being drained */
-  int ePhase;
+
+  /* Block nested loop of an unsplittable task. */
+  int bBnl;
+  DsArena chunkArena;     /* the chunk of build rows */
+  DsSpill *pProbeNext;    /* probe rows with their flags, for the next pass */
+
+  DsTask *pTasks;         /* spilled partitions waiting */
+  i64 nSpilledParts;      /* statistics */
+  i64 nTasks;
+  i64 nBnlTasks;
 };
+
+/* Fresh, well-mixed bits from a hash (splitmix64's finalizer). */
+static u64 dsMix64(u64 x){
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+/* The partition of a hash at a level: high bits, re-mixed below level 0
+** so that every level splits by bits of its own. */
+static int dsPartOf(u64 hash, int iLevel){
+  u64 h = iLevel ? dsMix64(hash + (u64)iLevel * 0x9e3779b97f4a7c15ULL) : hash;
+  return (int)(h >> (64 - DS_FANOUT_BITS));
+}
+
+/* The Bloom filter: two bits in one word, chosen by bits of a re-mix that
+** neither the table nor the partitioning uses. */
+static void dsBloomBits(u64 hash, u64 mask, u64 *piWord, u64 *pBits){
+  u64 h = dsMix64(hash ^ 0x5851f42d4c957f2dULL);
+  *piWord = (h >> 12) & mask;
+  *pBits = (1ULL << (h & 63)) | (1ULL << ((h >> 6) & 63));
+}
+
+static int dsBloomMayHave(const DsPart *pPart, u64 hash){
+  u64 iWord, bits;
+  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
+  return (pPart->aBloom[iWord] & bits)==bits;
+}
+
+static void dsBloomAdd(DsPart *pPart, u64 hash){
+  u64 iWord, bits;
+  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
+  pPart->aBloom[iWord] |= bits;
+}
 
 static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
                       DsRow *pProbe){
@@ -77,92 +164,181 @@ static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
   return SQLITE_ROW;
 }
 
-static int dsPartOf(const DsHashJoin *p, u64 hash){
-  return (int)((hash >> 40) & (u64)(p->nPart - 1));
-}
-
-/* Push pRow on the list *ppList. */
-static void dsListPush(DsRow **ppList, DsRow *pRow){
-  pRow->pNext = *ppList;
-  *ppList = pRow;
-}
-
-/* Read the build side whole into one list; NULL keys kept aside. */
-static int dsHashReadBuild(DsHashJoin *p, DsRow **ppList, i64 *pnRow){
-  DsRow *pList = 0;
-  i64 nRow = 0;
-  for(;;){
-    DsRow *pRow;
-    int rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->buildArena, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
-    if( pRow->flags & DS_ROW_NULLKEY ){
-      if( p->bKeepBuild ){
-        dsListPush(&p->pNullBuild, pRow);
-      }else{
-        dsArenaUndo(&p->buildArena, pRow);
-      }
-      continue;
-    }
-    dsListPush(&pList, pRow);
-    nRow++;
-  }
-  *ppList = pList;
-  *pnRow = nRow;
+/* Copy of pRow in pArena, pushed on *ppList. */
+static int dsListPushCopy(DsArena *pArena, DsRow **ppList, const DsRow *pRow){
+  DsRow *pNew = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(pRow->nData));
+  if( pNew==0 ) return SQLITE_NOMEM;
+  memcpy(DS_ROW_IMAGE(pNew), DS_ROW_IMAGE((DsRow *)pRow),
+         DS_ROW_HDR + pRow->nData);
+  pNew->pNext = *ppList;
+  *ppList = pNew;
   return SQLITE_OK;
 }
 
-/* Split the build list into partitions, then read the probe side into
-** the same partitions. */
-static int dsHashPartitionBoth(DsHashJoin *p, DsRow *pList, i64 nBuild){
-  int nPart = 2;
+/* Bytes the hash directory for n rows will take. */
+static i64 dsDirectoryBytes(i64 n){
+  i64 nSlot = 16;
+  while( nSlot < n ) nSlot *= 2;
+  return nSlot * (i64)sizeof(DsRow *);
+}
+
+/* Would the rows in memory, with their directory, pass the budget? */
+static int dsHashOverBudget(const DsHashJoin *p){
+  const DsConn *pConn = p->pOp->pConn;
+  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows) > pConn->nMemLimit;
+}
+
+/*************************************************************************
+** Spilling partitions.
+*/
+
+/* Spill partition pPart's build rows: write them, keep only a filter. */
+static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
+  DsOp *pOp = p->pOp;
+  i64 nWord = 128;
+  i64 nMaxWord = pOp->pConn->nMemLimit / (8 * DS_FANOUT * 8);
+  DsRow *pRow;
+  int rc = dsSpillOpen(pOp, &pPart->pBuildFile);
+  if( rc!=SQLITE_OK ) return rc;
+  /* About 16 bits per row seen so far, twice over for rows to come. */
+  while( nWord < pPart->nBuild/2 && nWord < nMaxWord ) nWord *= 2;
+  pPart->aBloom = dsMalloc(&pOp->mem, nWord * 8);
+  if( pPart->aBloom==0 ) return SQLITE_NOMEM;
+  memset(pPart->aBloom, 0, (size_t)nWord * 8);
+  pPart->bloomMask = (u64)nWord - 1;
+  for(pRow=pPart->pBuild; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
+    dsBloomAdd(pPart, pRow->hash);
+    rc = dsSpillWrite(pPart->pBuildFile, pRow);
+  }
+  p->nMemRows -= pPart->nBuild;
+  pPart->pBuild = 0;
+  pPart->nBuild = 0;
+  dsArenaClear(&pPart->arena);
+  p->nSpilledParts++;
+  return rc;
+}
+
+/* Spill the in-memory partition holding the most build rows. */
+static int dsSpillLargestBuild(DsHashJoin *p){
+  DsPart *pBest = 0;
+  int i;
+  for(i=0; i<DS_FANOUT; i++){
+    DsPart *pPart = &p->aPart[i];
+    if( pPart->pBuildFile==0 && pPart->nBuild>0
+     && (pBest==0 || pPart->arena.nByte > pBest->arena.nByte) ){
+      pBest = pPart;
+    }
+  }
+  return pBest ? dsSpillBuildPart(p, pBest) : SQLITE_OK;
+}
+
+/* Move the probe rows held in memory for the partition with the most of
+** them to its probe file. */
+static int dsSpillLargestProbe(DsHashJoin *p){
+  DsPart *pBest = 0;
+  DsRow *pRow;
+  int i, rc = SQLITE_OK;
+  for(i=0; i<DS_FANOUT; i++){
+    DsPart *pPart = &p->aPart[i];
+    if( pPart->nProbe>0
+     && (pBest==0 || pPart->probeArena.nByte > pBest->probeArena.nByte) ){
+      pBest = pPart;
+    }
+  }
+  if( pBest==0 ) return dsSpillLargestBuild(p);
+  if( pBest->pProbeFile==0 ) rc = dsSpillOpen(p->pOp, &pBest->pProbeFile);
+  for(pRow=pBest->pProbe; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
+    rc = dsSpillWrite(pBest->pProbeFile, pRow);
+  }
+  pBest->pProbe = 0;
+  pBest->nProbe = 0;
+  dsArenaClear(&pBest->probeArena);
+  return rc;
+}
+
+/*************************************************************************
+** Reading the two sides into partitions.
+*/
+
+/* Place build row pRow (in scratch) in its partition. */
+static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
+  DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
   int rc;
-  while( nPart < DS_PART_MAX && (i64)nPart * DS_PART_ROWS < nBuild ){
-    nPart *= 2;
+  if( pPart->nBuild==0 && pPart->pBuildFile==0 ){
+    pPart->minHash = pPart->maxHash = pRow->hash;
+  }else if( pRow->hash < pPart->minHash ){
+    pPart->minHash = pRow->hash;
+  }else if( pRow->hash > pPart->maxHash ){
+    pPart->maxHash = pRow->hash;
   }
-  p->nPart = nPart;
-  p->aPart = dsMalloc(&p->pOp->mem, (i64)sizeof(DsHashPart) * nPart);
-  if( p->aPart==0 ) return SQLITE_NOMEM;
-  memset(p->aPart, 0, sizeof(DsHashPart) * (size_t)nPart);
-  while( pList ){
-    DsRow *pNext = pList->pNext;
-    DsHashPart *pPart = &p->aPart[dsPartOf(p, pList->hash)];
-    dsListPush(&pPart->pBuild, pList);
-    pPart->nBuild++;
-    pList = pNext;
-    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
+  if( pPart->pBuildFile ){
+    dsBloomAdd(pPart, pRow->hash);
+    return dsSpillWrite(pPart->pBuildFile, pRow);
   }
-  for(;;){
-    DsRow *pRow;
-    rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->buildArena, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
-    if( pRow->flags & DS_ROW_NULLKEY ){
-      if( p->bKeepProbe ){
-        dsListPush(&p->pNullProbe, pRow);
-      }else{
-        dsArenaUndo(&p->buildArena, pRow);
-      }
-      continue;
-    }
-    dsListPush(&p->aPart[dsPartOf(p, pRow->hash)].pProbe, pRow);
+  rc = dsListPushCopy(&pPart->arena, &pPart->pBuild, pRow);
+  if( rc!=SQLITE_OK ) return rc;
+  pPart->nBuild++;
+  p->nMemRows++;
+  while( rc==SQLITE_OK && dsHashOverBudget(p) && p->nMemRows>0 ){
+    rc = dsSpillLargestBuild(p);
   }
-  return SQLITE_OK;
+  return rc;
 }
 
-/* Fill aBatch with the next probe rows and prefetch their chains. */
+/*
+** Does probe row pRow need keeping for a spilled partition?  Writes it to
+** the partition's probe file if it may match; else says whether the join
+** produces it alone (*pbAlone).
+*/
+static int dsProbeSpilled(DsHashJoin *p, DsPart *pPart, DsRow *pRow,
+                          int *pbAlone){
+  int rc = SQLITE_OK;
+  *pbAlone = 0;
+  if( !dsBloomMayHave(pPart, pRow->hash) ){
+    *pbAlone = p->bKeepProbe;
+    return SQLITE_OK;
+  }
+  if( pPart->pProbeFile==0 ) rc = dsSpillOpen(p->pOp, &pPart->pProbeFile);
+  if( rc==SQLITE_OK ) rc = dsSpillWrite(pPart->pProbeFile, pRow);
+  return rc;
+}
+
+/* Place probe row pRow (repartition): in memory, a file, or nowhere;
+** *pbAlone says it is to be produced alone, now. */
+static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
+  DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+  int rc;
+  *pbAlone = 0;
+  if( pPart->pBuildFile ) return dsProbeSpilled(p, pPart, pRow, pbAlone);
+  if( pPart->nBuild==0 ){
+    *pbAlone = p->bKeepProbe;
+    return SQLITE_OK;
+  }
+  if( pPart->pProbeFile ) return dsSpillWrite(pPart->pProbeFile, pRow);
+  rc = dsListPushCopy(&pPart->probeArena, &pPart->pProbe, pRow);
+  if( rc!=SQLITE_OK ) return rc;
+  pPart->nProbe++;
+  while( rc==SQLITE_OK && dsHashOverBudget(p) ) rc = dsSpillLargestProbe(p);
+  return rc;
+}
+
+/*************************************************************************
+** Probing.
+*/
+
+/* Fill aBatch with the next probe rows (the in-memory list first, then
+** the source) and prefetch their chains. */
 static int dsHashFillBatch(DsHashJoin *p){
   int n = 0;
   int i;
-  if( p->bRepartition ){
-    while( n<DS_BATCH && p->pProbeList ){
-      p->aBatch[n++] = p->pProbeList;
-      p->pProbeList = p->pProbeList->pNext;
-    }
-  }else if( p->pProbeSrc ){
-    dsArenaReset(&p->probeArena);
+  while( n<DS_BATCH && p->pProbeList ){
+    p->aBatch[n++] = p->pProbeList;
+    p->pProbeList = p->pProbeList->pNext;
+  }
+  if( n==0 && p->pProbeSrc ){
+    dsArenaReset(&p->batchArena);
     while( n<DS_BATCH ){
-      int rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->probeArena, &p->aBatch[n]);
+      int rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->batchArena, &p->aBatch[n]);
       if( rc==SQLITE_DONE ){
         p->pProbeSrc = 0;
         break;
@@ -171,48 +347,52 @@ static int dsHashFillBatch(DsHashJoin *p){
       n++;
     }
   }
-  for(i=0; i<n; i++){
-    __builtin_prefetch(dsHashTableSlot(&p->ht, p->aBatch[i]->hash));
+  if( p->ht.aSlot ){
+    for(i=0; i<n; i++){
+      __builtin_prefetch(dsHashTableSlot(&p->ht, p->aBatch[i]->hash));
+    }
   }
   p->nBatch = n;
   p->iBatch = 0;
   return SQLITE_OK;
 }
 
-/* Make the next probe row current, or set pProbe to NULL at the end. */
-static int dsHashNextProbe(DsHashJoin *p){
-  DsRow *pProbe;
-  if( p->iBatch>=p->nBatch ){
-    int rc = dsHashFillBatch(p);
-    if( rc!=SQLITE_OK ) return rc;
-    if( p->nBatch==0 ){
-      p->pProbe = 0;
-      return SQLITE_OK;
+/* Make the next probe row current (pProbe NULL at the end).  A row that
+** needs no probing here (NULL key, spilled partition) is dealt with and
+** skipped, unless it is to be produced alone: then *ppAlone is set. */
+static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
+  *ppAlone = 0;
+  for(;;){
+    DsRow *pRow;
+    int rc;
+    if( p->iBatch>=p->nBatch ){
+      rc = dsHashFillBatch(p);
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->nBatch==0 ){
+        p->pProbe = 0;
+        return SQLITE_OK;
+      }
     }
+    pRow = p->aBatch[p->iBatch++];
+    if( pRow->flags & DS_ROW_NULLKEY ){
+      if( p->bKeepProbe ){ *ppAlone = pRow; return SQLITE_OK; }
+      continue;
+    }
+    if( !p->bPartProbe && !p->bBnl ){
+      DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+      if( pPart->pBuildFile ){
+        int bAlone;
+        rc = dsProbeSpilled(p, pPart, pRow, &bAlone);
+        if( rc!=SQLITE_OK ) return rc;
+        if( bAlone ){ *ppAlone = pRow; return SQLITE_OK; }
+        continue;
+      }
+    }
+    p->pProbe = pRow;
+    p->bProbeMatched = (pRow->flags & DS_ROW_MATCHED)!=0;
+    p->pChain = *dsHashTableSlot(&p->ht, pRow->hash);
+    return SQLITE_OK;
   }
-  pProbe = p->aBatch[p->iBatch++];
-  p->pProbe = pProbe;
-  p->bProbeMatched = 0;
-  p->pChain = (pProbe->flags & DS_ROW_NULLKEY) ? 0
-            : *dsHashTableSlot(&p->ht, pProbe->hash);
-  return SQLITE_OK;
-}
-
-/* Build the table of partition iPart; say whether it needs probing. */
-static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
-  DsHashPart *pPart = &p->aPart[p->iPart];
-  int rc;
-  *pbSkip = (pPart->nBuild==0 && !p->bKeepProbe)
-         || (pPart->pProbe==0 && !p->bKeepBuild);
-  if( *pbSkip ) return SQLITE_OK;
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, pPart->nBuild);
-  if( rc!=SQLITE_OK ) return rc;
-  dsHashTableInsertList(&p->ht, pPart->pBuild);
-  pPart->pBuild = 0;
-  p->pProbeList = pPart->pProbe;
-  pPart->pProbe = 0;
-  p->nBatch = p->iBatch = 0;
-  return SQLITE_OK;
 }
 
 /* The next unmatched build row of the table, or NULL. */
@@ -228,11 +408,275 @@ static DsRow *dsHashNextUnmatched(DsHashJoin *p){
   }
 }
 
+/* Build the table over every build row held in memory. */
+static int dsHashBuildTable(DsHashJoin *p){
+  int i;
+  int rc = dsHashTableInit(&p->ht, &p->pOp->mem, p->nMemRows);
+  if( rc!=SQLITE_OK ) return rc;
+  for(i=0; i<DS_FANOUT; i++){
+    dsHashTableInsertList(&p->ht, p->aPart[i].pBuild);
+    p->aPart[i].pBuild = 0;
+  }
+  return SQLITE_OK;
+}
+
+/* Start probing the table with pList, then pSrc. */
+static void dsHashStartProbe(DsHashJoin *p, DsRow *pList, DsSource *pSrc){
+  p->pProbeList = pList;
+  p->pProbeSrc = pSrc;
+  p->nBatch = p->iBatch = 0;
+  p->pProbe = 0;
+  p->ePhase = PH_PROBE;
+}
+
+/* Build the table of partition iPart (repartition); *pbSkip if the
+** partition can produce nothing. */
+static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
+  DsPart *pPart = &p->aPart[p->iPart];
+  int bNoProbe = pPart->nProbe==0 && pPart->pProbeFile==0;
+  int rc;
+  *pbSkip = pPart->pBuildFile!=0 || pPart->nBuild==0
+         || (bNoProbe && !p->bKeepBuild);
+  if( *pbSkip ) return SQLITE_OK;
+  rc = dsHashTableInit(&p->ht, &p->pOp->mem, pPart->nBuild);
+  if( rc!=SQLITE_OK ) return rc;
+  dsHashTableInsertList(&p->ht, pPart->pBuild);
+  pPart->pBuild = 0;
+  if( pPart->pProbeFile ){
+    rc = dsSpillRewind(pPart->pProbeFile);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  dsHashStartProbe(p, pPart->pProbe, (DsSource *)pPart->pProbeFile);
+  pPart->pProbe = 0;
+  return SQLITE_OK;
+}
+
+/* Free partition iPart's memory (its files stay). */
+static void dsPartFreeMemory(DsPart *pPart, DsMem *pMem){
+  dsArenaClear(&pPart->arena);
+  dsArenaClear(&pPart->probeArena);
+  dsFree(pMem, pPart->aBloom);
+  pPart->aBloom = 0;
+  pPart->pBuild = pPart->pProbe = 0;
+  pPart->nBuild = pPart->nProbe = 0;
+}
+
+/*************************************************************************
+** Tasks: spilled partitions joined after the rows in memory.
+*/
+
+static void dsTaskFree(DsTask *pTask){
+  if( pTask ){
+    dsSpillClose(pTask->pBuild);
+    dsSpillClose(pTask->pProbe);
+    sqlite3_free(pTask);
+  }
+}
+
+/* Queue every spilled partition of this level as a task; free the rest. */
+static int dsHashEndLevel(DsHashJoin *p){
+  int i, rc = SQLITE_OK;
+  dsHashTableFree(&p->ht);
+  for(i=0; i<DS_FANOUT; i++){
+    DsPart *pPart = &p->aPart[i];
+    DsTask *pTask;
+    int bUseless;
+    dsPartFreeMemory(pPart, &p->pOp->mem);
+    if( pPart->pBuildFile==0 ){
+      dsSpillClose(pPart->pProbeFile);
+      pPart->pProbeFile = 0;
+      continue;
+    }
+    /* Without probe rows, only an outer join on the build side needs it. */
+    bUseless = pPart->pProbeFile==0 && !p->bKeepBuild;
+    pTask = bUseless ? 0 : sqlite3_malloc64(sizeof(DsTask));
+    if( pTask ){
+      pTask->pBuild = pPart->pBuildFile;
+      pTask->pProbe = pPart->pProbeFile;
+      pTask->iLevel = p->iLevel + 1;
+      pTask->bOneHash = pPart->minHash==pPart->maxHash;
+      pTask->pNext = p->pTasks;
+      p->pTasks = pTask;
+    }else{
+      if( !bUseless ) rc = SQLITE_NOMEM;
+      dsSpillClose(pPart->pBuildFile);
+      dsSpillClose(pPart->pProbeFile);
+    }
+    pPart->pBuildFile = pPart->pProbeFile = 0;
+  }
+  dsTaskFree(p->pTask);
+  p->pTask = 0;
+  return rc;
+}
+
+/* Start the next task, or finish. */
+static int dsHashNextTask(DsHashJoin *p){
+  DsTask *pTask = p->pTasks;
+  int rc;
+  if( pTask==0 ){
+    p->ePhase = PH_DONE;
+    return SQLITE_OK;
+  }
+  p->pTasks = pTask->pNext;
+  p->pTask = pTask;
+  p->nTasks++;
+  p->iLevel = pTask->iLevel;
+  p->bPartProbe = 0;
+  p->nMemRows = 0;
+  rc = dsSpillRewind(pTask->pBuild);
+  if( rc==SQLITE_OK && pTask->pProbe ) rc = dsSpillRewind(pTask->pProbe);
+  if( rc!=SQLITE_OK ) return rc;
+  p->pBuildSrc = (DsSource *)pTask->pBuild;
+  p->pProbeSrc = (DsSource *)pTask->pProbe;
+  if( pTask->bOneHash || pTask->iLevel>DS_MAX_LEVEL ){
+    p->bBnl = 1;
+    p->nBnlTasks++;
+    p->ePhase = PH_BNLLOAD;
+  }else{
+    p->bBnl = 0;
+    p->ePhase = PH_BUILD;
+  }
+  return SQLITE_OK;
+}
+
+/*************************************************************************
+** The block nested loop, for a task that cannot be split.
+*/
+
+/* Load the next chunk of build rows and build its table; *pbEnd when
+** there are none left. */
+static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
+  DsConn *pConn = p->pOp->pConn;
+  DsRow *pList = 0;
+  i64 n = 0;
+  int rc;
+  dsHashTableFree(&p->ht);
+  dsArenaClear(&p->chunkArena);
+  for(;;){
+    DsRow *pRow;
+    if( n>0 && (p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/2
+                || pConn->nMemUsed + dsDirectoryBytes(n) > pConn->nMemLimit) ){
+      break;
+    }
+    rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->chunkArena, &pRow);
+    if( rc==SQLITE_DONE ) break;
+    if( rc!=SQLITE_ROW ) return rc;
+    pRow->pNext = pList;
+    pList = pRow;
+    n++;
+  }
+  *pbEnd = n==0;
+  if( n==0 ) return SQLITE_OK;
+  rc = dsHashTableInit(&p->ht, &p->pOp->mem, n);
+  if( rc!=SQLITE_OK ) return rc;
+  dsHashTableInsertList(&p->ht, pList);
+  if( p->pTask->pProbe ){
+    rc = dsSpillRewind(p->pTask->pProbe);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  if( p->bKeepProbe && p->pTask->pProbe ){
+    rc = dsSpillOpen(p->pOp, &p->pProbeNext);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  dsHashStartProbe(p, 0, (DsSource *)p->pTask->pProbe);
+  return SQLITE_OK;
+}
+
+/* A chunk has met every probe row: the rewritten probe file (matched
+** flags included) replaces the old one. */
+static int dsBnlEndChunk(DsHashJoin *p){
+  if( p->pProbeNext ){
+    dsSpillClose(p->pTask->pProbe);
+    p->pTask->pProbe = p->pProbeNext;
+    p->pProbeNext = 0;
+  }
+  p->ePhase = PH_BNLLOAD;
+  return SQLITE_OK;
+}
+
+/*************************************************************************
+** The iterator.
+*/
+
+/* Read build rows until the side ends; NULL-key rows the join keeps are
+** handed back in *ppAlone as they come. */
+static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
+  int rc;
+  *ppAlone = 0;
+  for(;;){
+    DsRow *pRow;
+    dsArenaReset(&p->scratch);
+    rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->scratch, &pRow);
+    if( rc==SQLITE_DONE ) break;
+    if( rc!=SQLITE_ROW ) return rc;
+    if( pRow->flags & DS_ROW_NULLKEY ){
+      if( p->bKeepBuild ){ *ppAlone = pRow; return SQLITE_OK; }
+      continue;
+    }
+    rc = dsPlaceBuild(p, pRow);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  p->pBuildSrc = 0;
+  if( p->bPartProbe ){
+    p->ePhase = PH_PARTPROBE;
+    return SQLITE_OK;
+  }
+  rc = dsHashBuildTable(p);
+  if( rc!=SQLITE_OK ) return rc;
+  /* An empty table matches nothing: the probe side matters only if kept. */
+  if( p->nMemRows==0 && !p->bKeepProbe && p->nSpilledParts==0 ){
+    p->pProbeSrc = 0;
+  }
+  dsHashStartProbe(p, 0, p->pProbeSrc);
+  return SQLITE_OK;
+}
+
+/* Read the probe side into partitions (repartition); rows produced alone
+** come back in *ppAlone. */
+static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
+  *ppAlone = 0;
+  while( p->pProbeSrc ){
+    DsRow *pRow;
+    int bAlone;
+    int rc;
+    dsArenaReset(&p->scratch);
+    rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->scratch, &pRow);
+    if( rc==SQLITE_DONE ) break;
+    if( rc!=SQLITE_ROW ) return rc;
+    if( pRow->flags & DS_ROW_NULLKEY ){
+      bAlone = p->bKeepProbe;
+    }else{
+      rc = dsPlaceProbe(p, pRow, &bAlone);
+      if( rc!=SQLITE_OK ) return rc;
+    }
+    if( bAlone ){ *ppAlone = pRow; return SQLITE_OK; }
+  }
+  p->pProbeSrc = 0;
+  p->iPart = -1;
+  p->ePhase = PH_NEXTPART;
+  return SQLITE_OK;
+}
+
 static int dsHashNext(DsPairIter *pIter, DsRow **ap){
   DsHashJoin *p = (DsHashJoin *)pIter;
+  DsRow *pAlone;
   int rc;
   for(;;){
     switch( p->ePhase ){
+      case PH_BUILD: {
+        double t = dsNowMs();
+        rc = dsHashReadBuild(p, &pAlone);
+        dsStatsPhase(&p->pOp->stats, DS_PHASE_BUILD, &t);
+        if( rc!=SQLITE_OK ) return rc;
+        if( pAlone ) return dsHashEmit(p, ap, pAlone, 0);
+        break;
+      }
+      case PH_PARTPROBE: {
+        rc = dsHashReadProbe(p, &pAlone);
+        if( rc!=SQLITE_OK ) return rc;
+        if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
+        break;
+      }
       case PH_PROBE: {
         DsRow *pProbe = p->pProbe;
         if( pProbe ){
@@ -246,12 +690,18 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
             }
           }
           p->pProbe = 0;
-          if( !p->bProbeMatched && p->bKeepProbe ){
+          if( p->pProbeNext ){
+            /* Block nested loop: the verdict waits for the last chunk. */
+            if( p->bProbeMatched ) pProbe->flags |= DS_ROW_MATCHED;
+            rc = dsSpillWrite(p->pProbeNext, pProbe);
+            if( rc!=SQLITE_OK ) return rc;
+          }else if( !p->bProbeMatched && p->bKeepProbe && !p->bBnl ){
             return dsHashEmit(p, ap, 0, pProbe);
           }
         }
         if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
-        if( (rc = dsHashNextProbe(p))!=SQLITE_OK ) return rc;
+        if( (rc = dsHashNextProbe(p, &pAlone))!=SQLITE_OK ) return rc;
+        if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
         if( p->pProbe==0 ){
           p->ePhase = PH_DRAIN;
           p->iSlot = 0;
@@ -263,28 +713,63 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         DsRow *pRow = p->bKeepBuild ? dsHashNextUnmatched(p) : 0;
         if( pRow ) return dsHashEmit(p, ap, pRow, 0);
         dsHashTableFree(&p->ht);
-        p->ePhase = p->bRepartition ? PH_NEXTPART : PH_NULLS;
+        if( p->bBnl ){
+          rc = dsBnlEndChunk(p);
+          if( rc!=SQLITE_OK ) return rc;
+        }else{
+          p->ePhase = p->bPartProbe ? PH_NEXTPART : PH_ENDTASK;
+        }
         break;
       }
       case PH_NEXTPART: {
         int bSkip = 1;
-        while( bSkip && ++p->iPart < p->nPart ){
+        if( p->iPart>=0 ) dsPartFreeMemory(&p->aPart[p->iPart], &p->pOp->mem);
+        while( bSkip && ++p->iPart < DS_FANOUT ){
           if( (rc = dsHashStartPart(p, &bSkip))!=SQLITE_OK ) return rc;
         }
-        p->ePhase = bSkip ? PH_NULLS : PH_PROBE;
+        if( bSkip ) p->ePhase = PH_ENDTASK;
         break;
       }
-      case PH_NULLS: {
+      case PH_ENDTASK: {
+        rc = dsHashEndLevel(p);
+        if( rc!=SQLITE_OK ) return rc;
+        p->ePhase = PH_NEXTTASK;
+        break;
+      }
+      case PH_NEXTTASK: {
+        rc = dsHashNextTask(p);
+        if( rc!=SQLITE_OK ) return rc;
+        break;
+      }
+      case PH_BNLLOAD: {
+        int bEnd;
+        rc = dsBnlLoad(p, &bEnd);
+        if( rc!=SQLITE_OK ) return rc;
+        if( bEnd ){
+          p->ePhase = PH_BNLFINAL;
+          if( p->bKeepProbe && p->pTask->pProbe ){
+            rc = dsSpillRewind(p->pTask->pProbe);
+            if( rc!=SQLITE_OK ) return rc;
+          }
+        }
+        break;
+      }
+      case PH_BNLFINAL: {
         DsRow *pRow;
-        if( (pRow = p->pNullBuild)!=0 ){
-          p->pNullBuild = pRow->pNext;
-          return dsHashEmit(p, ap, pRow, 0);
+        DsSpill *pFile = p->bKeepProbe ? p->pTask->pProbe : 0;
+        while( pFile ){
+          dsArenaReset(&p->batchArena);
+          rc = dsSpillRead(pFile, &p->batchArena, &pRow);
+          if( rc==SQLITE_DONE ) break;
+          if( rc!=SQLITE_ROW ) return rc;
+          if( (pRow->flags & DS_ROW_MATCHED)==0 ){
+            return dsHashEmit(p, ap, 0, pRow);
+          }
+          if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
         }
-        if( (pRow = p->pNullProbe)!=0 ){
-          p->pNullProbe = pRow->pNext;
-          return dsHashEmit(p, ap, 0, pRow);
-        }
-        p->ePhase = PH_DONE;
+        dsArenaClear(&p->chunkArena);
+        p->bBnl = 0;
+        p->ePhase = PH_ENDTASK;
         break;
       }
       default:
@@ -293,30 +778,58 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
   }
 }
 
+/* Say in the statistics how the join went, beyond the plan. */
+static void dsHashReport(DsHashJoin *p){
+  DsStats *pStats = &p->pOp->stats;
+  char *zMore;
+  if( p->nSpilledParts==0 ) return;
+  zMore = sqlite3_mprintf("%s; the build side outgrew memory_limit: %lld "
+      "partition%s spilled to disk and joined afterwards (%lld task%s%s)",
+      pStats->zReason ? pStats->zReason : "", p->nSpilledParts,
+      p->nSpilledParts==1 ? "" : "s", p->nTasks, p->nTasks==1 ? "" : "s",
+      p->nBnlTasks ? ", some keys too large for memory joined as a block "
+                     "nested loop" : "");
+  if( zMore ){
+    sqlite3_free(pStats->zReason);
+    pStats->zReason = zMore;
+  }
+}
+
 static void dsHashClose(DsPairIter *pIter){
   DsHashJoin *p = (DsHashJoin *)pIter;
   if( p ){
     DsMem *pMem = &p->pOp->mem;
+    int i;
+    dsHashReport(p);
     dsHashTableFree(&p->ht);
-    dsFree(pMem, p->aPart);
-    dsArenaClear(&p->buildArena);
-    dsArenaClear(&p->probeArena);
+    for(i=0; i<DS_FANOUT; i++){
+      dsPartFreeMemory(&p->aPart[i], pMem);
+      dsSpillClose(p->aPart[i].pBuildFile);
+      dsSpillClose(p->aPart[i].pProbeFile);
+    }
+    while( p->pTasks ){
+      DsTask *pNext = p->pTasks->pNext;
+      dsTaskFree(p->pTasks);
+      p->pTasks = pNext;
+    }
+    dsTaskFree(p->pTask);
+    dsSpillClose(p->pProbeNext);
+    dsArenaClear(&p->scratch);
+    dsArenaClear(&p->batchArena);
+    dsArenaClear(&p->chunkArena);
     sqlite3_free(p);
   }
 }
 
 /*
-** Start a hash join with side iBuild as the build side.  The build side
-** (and, with bRepartition, the probe side too) is read before this
-** returns; the rest happens as pairs are asked for.
+** Start a hash join with side iBuild as the build side.  Everything
+** happens as pairs are asked for.
 */
 int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
                    DsPairIter **ppIter){
   DsHashJoin *p = sqlite3_malloc64(sizeof(DsHashJoin));
-  DsRow *pList = 0;
-  i64 nBuild = 0;
-  int rc;
-  double t = dsNowMs();
+  i64 nBuf;
+  int i;
   *ppIter = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
@@ -327,34 +840,23 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   p->bKeepBuild = (pOp->eType & (iBuild==0 ? DS_KEEP_LEFT : DS_KEEP_RIGHT))!=0;
   p->bKeepProbe = (pOp->eType & (iBuild==0 ? DS_KEEP_RIGHT : DS_KEEP_LEFT))!=0;
   p->bRepartition = bRepartition;
+  p->bPartProbe = bRepartition;
   p->pBuildSrc = pOp->apSrc[iBuild];
   p->pProbeSrc = pOp->apSrc[1 - iBuild];
-  p->nPart = 1;
-  p->iPart = -1;
-  dsArenaInit(&p->buildArena, &pOp->mem);
-  dsArenaInit(&p->probeArena, &pOp->mem);
+  for(i=0; i<DS_FANOUT; i++){
+    dsArenaInit(&p->aPart[i].arena, &pOp->mem);
+    dsArenaInit(&p->aPart[i].probeArena, &pOp->mem);
+  }
+  dsArenaInit(&p->scratch, &pOp->mem);
+  dsArenaInit(&p->batchArena, &pOp->mem);
+  dsArenaInit(&p->chunkArena, &pOp->mem);
+  /* Up to two files per partition may be written at once: give their
+  ** buffers a quarter of the budget between them. */
+  nBuf = pOp->pConn->nMemLimit / (8 * DS_FANOUT);
+  pOp->nSpillBuf = (int)(nBuf > 256*1024 ? 256*1024 : nBuf);
   pOp->stats.iBuild = iBuild;
-
-  rc = dsHashReadBuild(p, &pList, &nBuild);
-  if( rc==SQLITE_OK ){
-    if( bRepartition ){
-      rc = dsHashPartitionBoth(p, pList, nBuild);
-      p->ePhase = PH_NEXTPART;
-    }else{
-      rc = dsHashTableInit(&p->ht, &pOp->mem, nBuild);
-      if( rc==SQLITE_OK ) dsHashTableInsertList(&p->ht, pList);
-      /* An empty table matches nothing: skip the probe side if it is
-      ** not kept. */
-      if( nBuild==0 && !p->bKeepProbe ) p->pProbeSrc = 0;
-      p->ePhase = PH_PROBE;
-    }
-  }
-  pOp->stats.nPartition = p->nPart;
-  dsStatsPhase(&pOp->stats, DS_PHASE_BUILD, &t);
-  if( rc!=SQLITE_OK ){
-    dsHashClose(&p->base);
-    return rc;
-  }
+  pOp->stats.nPartition = bRepartition ? DS_FANOUT : 1;
+  p->ePhase = PH_BUILD;
   *ppIter = &p->base;
   return SQLITE_OK;
 }

@@ -37,7 +37,7 @@ static int dsIsIdChar(int c){
 }
 
 /* Skip white space and SQL comments. */
-static const char *dsSkipSpace(const char *z){
+const char *dsSkipSpace(const char *z){
   for(;;){
     while( isspace((unsigned char)*z) ) z++;
     if( z[0]=='-' && z[1]=='-' ){
@@ -53,7 +53,7 @@ static const char *dsSkipSpace(const char *z){
 
 /* If z starts with keyword zKw (any case) as a whole word, return its
 ** length, else 0. */
-static int dsKeyword(const char *z, const char *zKw){
+int dsKeyword(const char *z, const char *zKw){
   int n = (int)strlen(zKw);
   if( sqlite3_strnicmp(z, zKw, n)==0 && !dsIsIdChar((unsigned char)z[n]) ){
     return n;
@@ -65,7 +65,7 @@ static int dsKeyword(const char *z, const char *zKw){
 ** If z starts with a quote or bracket, return the index just past the
 ** matching close (doubled quotes stay inside), or 0 if there is none.
 */
-static int dsQuotedLength(const char *z){
+int dsQuotedLength(const char *z){
   char cEnd;
   int i;
   switch( z[0] ){
@@ -100,7 +100,7 @@ static int dsMatchParen(const char *z){
 }
 
 /* One identifier at z, dequoted into *pzOut; returns its length or 0. */
-static int dsParseIdent(const char *z, char **pzOut){
+int dsParseIdent(const char *z, char **pzOut){
   int n = dsQuotedLength(z);
   if( n>=2 ){
     char *zOut = sqlite3_malloc64((sqlite3_uint64)n);
@@ -174,7 +174,7 @@ static int dsLooksLikeStatement(const char *z){
 }
 
 /* Is z (after any opening parentheses) a SELECT, WITH or VALUES query? */
-static int dsIsQuery(const char *z){
+int dsIsQuery(const char *z){
   while( *z=='(' ) z = dsSkipSpace(z + 1);
   return dsKeyword(z, "SELECT") || dsKeyword(z, "WITH")
       || dsKeyword(z, "VALUES");
@@ -519,6 +519,89 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
 }
 
 /*************************************************************************
+** Arguments of the table-valued forms, as SQL values.
+*/
+
+/* "an integer", "a real", ...: the type of a value, for messages. */
+const char *dsTypeNoun(sqlite3_value *pVal){
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT:   return "a real";
+    case SQLITE_BLOB:    return "a blob";
+    case SQLITE_NULL:    return "NULL";
+    default:             return "text";
+  }
+}
+
+/* A dataset argument: text naming a table or view, or a query. */
+int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
+                     sqlite3_value *pVal, DsInput **ppIn, char **pzErr){
+  *ppIn = 0;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
+        "view name or a query), not %s", zFunc, zSide, dsTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsInputOpen(db, zFunc, zSide, (const char *)sqlite3_value_text(pVal),
+                     ppIn, pzErr);
+}
+
+/* A key argument: text (names or positions) or an integer position. */
+int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
+                    const char *zSide, sqlite3_value *pVal, int *pnKey,
+                    int **paiKey, char **pzErr){
+  const char *zKeys;
+  char aNum[24];
+  switch( sqlite3_value_type(pVal) ){
+    case SQLITE_TEXT:
+      zKeys = (const char *)sqlite3_value_text(pVal);
+      break;
+    case SQLITE_INTEGER:
+      sqlite3_snprintf(sizeof(aNum), aNum, "%lld", sqlite3_value_int64(pVal));
+      zKeys = aNum;
+      break;
+    default:
+      *pzErr = sqlite3_mprintf("%s: %s must be text (column names or 0-based "
+          "positions) or an integer position, not %s", zFunc, zArg,
+          dsTypeNoun(pVal));
+      return SQLITE_ERROR;
+  }
+  return dsInputKeys(zFunc, zArg, pIn, zSide, zKeys, pnKey, paiKey, pzErr);
+}
+
+/*
+** The four arguments every two-input keyed operator starts with: left
+** and right datasets, then left_key and right_key, which must name as
+** many columns each.  On error the caller frees whatever was set.
+*/
+int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
+                    DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr){
+  static const char *const azSide[] = { "left", "right" };
+  static const char *const azArg[] = { "left_key", "right_key" };
+  int anKey[2] = {0, 0};
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsInputFromValue(db, zFunc, azSide[i], apArg[i], &apIn[i], pzErr);
+  }
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsKeysFromValue(zFunc, azArg[i], apIn[i], azSide[i], apArg[2+i],
+                         &anKey[i], &aaiKey[i], pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(zFunc, anKey, pzErr);
+  *pnKey = anKey[0];
+  return rc;
+}
+
+/* Both sides must name as many key columns. */
+int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
+  if( anKey[0]==anKey[1] ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
+      "names %d; both sides need the same number of key columns", zFunc,
+      anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
+  return SQLITE_ERROR;
+}
+
+/*************************************************************************
 ** Readers: DsSource over an input's SELECT.
 */
 typedef struct DsReader DsReader;
@@ -643,14 +726,16 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn){
 
 /*
 ** Decide the columns an operator carries from input pIn: the nKey key
-** columns aiKey[] always, and when bWantRow every other column too (in
-** input order), as payload.  *paiPay gets those payload columns (*pnPay
-** of them), *paiSlot maps each input column to its value's position in a
-** row (-1 for a column not carried).  Both arrays are sqlite3_malloc'd.
+** columns aiKey[] always, and the other columns that are wanted (all of
+** them when bAll, else those with aWant[c] set; aWant may be NULL), in
+** input order, as payload.  *paiPay gets those payload columns (*pnPay of
+** them), *paiSlot maps each input column to its value's position in a
+** row (-1 for a column not carried; a wanted key column is read from its
+** key slot).  Both arrays are sqlite3_malloc'd.
 */
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
-                       int bWantRow, int **paiSlot, int **paiPay,
-                       int *pnPay){
+                       int bAll, const u8 *aWant, int **paiSlot,
+                       int **paiPay, int *pnPay){
   int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
   int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
   int nPay = 0;
@@ -667,7 +752,7 @@ int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
     for(k=0; k<nKey; k++){
       if( aiKey[k]==c ){ aiSlot[c] = k; break; }
     }
-    if( aiSlot[c]<0 && bWantRow ){
+    if( aiSlot[c]<0 && (bAll || (aWant && aWant[c])) ){
       aiSlot[c] = nKey + nPay;
       aiPay[nPay++] = c;
     }

@@ -25,17 +25,6 @@ const char *const dsJoinTypeName[4] = {
   "INNER", "LEFT_OUTER", "RIGHT_OUTER", "FULL_OUTER"
 };
 
-/* "an integer", "a real", ...: the type of a value, for messages. */
-static const char *dsTypeNoun(sqlite3_value *pVal){
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER: return "an integer";
-    case SQLITE_FLOAT:   return "a real";
-    case SQLITE_BLOB:    return "a blob";
-    case SQLITE_NULL:    return "NULL";
-    default:             return "text";
-  }
-}
-
 int dsParseHintText(const char *zFunc, const char *z, int *peHint,
                     char **pzErr){
   int i;

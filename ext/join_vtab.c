@@ -1,7 +1,11 @@
 /*
 ** join_vtab.c: the ds_join_hint module, the SQL face of the equi-join.
 **
-** Table-valued form:
+** One module, two forms; xCreate is xConnect, which makes the module both
+** an eponymous table-valued function and a CREATE VIRTUAL TABLE module,
+** and argc tells the two apart.
+**
+** Table-valued form (argc 3, the table named as the module):
 **
 **     SELECT key, left, right
 **     FROM ds_join_hint(left, right, left_key, right_key [, hint [, type]]);
@@ -15,10 +19,25 @@
 ** `right` the rows as JSON objects, NULL for the missing side of an
 ** outer-join row.
 **
-** Each xFilter resolves the inputs afresh, so every query sees the inputs'
-** current contents and schema.
+** Virtual-table form (CREATE VIRTUAL TABLE t USING ds_join_hint(left=...,
+** right=..., left_key=..., right_key=... [, hint=...] [, join_type=...])):
+** the arguments are parsed and the typed columns of both inputs declared
+** by vtab_args.c.  The table is a view with a pinned strategy: each query
+** resolves the inputs afresh, checks that their columns are still those
+** the table was declared with, and runs the join.  xBestIndex passes the
+** columns the statement uses (colUsed) to xFilter in idxStr, and only
+** those are read from the inputs and carried through the hash table or
+** sort; an output column that is a key column is read from its key slot,
+** so SELECT count(*) reads the keys alone.  bit 0 of idxNum says that the
+** plan consumes the ORDER BY, which asks for sort-merge (see
+** dsJoinOrderHolds for when that order truly holds).
+**
+** Either way, each xFilter resolves the inputs afresh, so every query sees
+** the inputs' current contents.
 */
 #include "dataset_int.h"
+
+#include <stdlib.h>
 
 #define DS_FUNC "ds_join_hint"
 
@@ -33,59 +52,205 @@
 /* idxNum bits for the output columns used */
 #define JUSE_SHIFT      8
 
+/* idxNum bit of the virtual-table form: the plan consumes the ORDER BY */
+#define JIDX_ORDERED    0x01
+
+/* Rows assumed for an input whose size cannot be found out. */
+#define DS_DEFAULT_ROWS 1000000
+
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
+};
+static const char *const azSide[2] = { "left", "right" };
+
+static const DsVtabArgSpec dsJoinArgSpec = {
+  DS_FUNC, DS_N_ARG, DS_N_REQUIRED, azArgName
 };
 
 typedef struct DsJoinTable DsJoinTable;
 struct DsJoinTable {
   sqlite3_vtab base;
   DsConn *pConn;
+  int bTyped;             /* the CREATE VIRTUAL TABLE form */
+  /* The rest is for the CREATE VIRTUAL TABLE form only. */
+  char *zName;            /* the table's name, for messages */
+  char *zUnusable;        /* why the inputs could not be read on connect */
+  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  int nKey;
+  int *aaiKey[2];         /* key columns of each input */
+  int eHint;              /* DS_HINT_* */
+  int eType;              /* DS_JOIN_* */
+  int bEstimated;         /* anRow[] is known */
+  i64 anRow[2];           /* estimated rows of each input */
+  int nActive;            /* xFilter or xNext calls of this table running */
 };
 
 typedef struct DsJoinCursor DsJoinCursor;
 struct DsJoinCursor {
   sqlite3_vtab_cursor base;
   DsConn *pConn;
+  DsJoinTable *pTab;
   sqlite3_value *apArg[DS_N_ARG];   /* the arguments, for hidden columns */
   DsInput *apIn[2];
   int nKey;
   int *aaiKey[2];
   int anPay[2];
   int *aaiPay[2];
-  int *aaiSlot[2];        /* input column -> value index in a row */
+  int *aaiSlot[2];        /* input column -> value index in a row, or -1 */
   int bWantKey;
   DsJoin *pJoin;
   DsRow *apRow[2];        /* the current pair */
-  DsValue *aVal;          /* room to decode the widest row */
+  DsValue *aaVal[2];      /* room to decode a row of each side */
+  int abDecoded[2];       /* aaVal[i] holds apRow[i] decoded */
   sqlite3_str *pStr;      /* reused for JSON text */
   i64 iRowid;
   int bEof;
 };
 
-static int dsJoinConnect(sqlite3 *db, void *pAux, int argc,
-                         const char *const *argv, sqlite3_vtab **ppVtab,
-                         char **pzErr){
+static void dsSetVtabError(sqlite3_vtab *pVtab, char *zMsg){
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = zMsg;
+}
+
+static void dsJoinTableFree(DsJoinTable *pTab){
+  if( pTab ){
+    int i;
+    for(i=0; i<2; i++){
+      dsInputFree(pTab->apIn[i]);
+      sqlite3_free(pTab->aaiKey[i]);
+    }
+    sqlite3_free(pTab->zName);
+    sqlite3_free(pTab->zUnusable);
+    sqlite3_free(pTab);
+  }
+}
+
+static DsJoinTable *dsJoinTableNew(DsConn *pConn){
+  DsJoinTable *pTab = sqlite3_malloc64(sizeof(DsJoinTable));
+  if( pTab ){
+    memset(pTab, 0, sizeof(*pTab));
+    pTab->pConn = pConn;
+  }
+  return pTab;
+}
+
+/* The table-valued form: a fixed schema, the arguments hidden. */
+static int dsJoinConnectFunction(sqlite3 *db, DsConn *pConn,
+                                 sqlite3_vtab **ppVtab){
   DsJoinTable *pTab;
-  int rc;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  rc = sqlite3_declare_vtab(db,
+  int rc = sqlite3_declare_vtab(db,
       "CREATE TABLE x(key, \"left\", \"right\", ds_left HIDDEN, "
       "ds_right HIDDEN, left_key HIDDEN, right_key HIDDEN, hint HIDDEN, "
       "join_type HIDDEN)");
   if( rc!=SQLITE_OK ) return rc;
-  pTab = sqlite3_malloc64(sizeof(DsJoinTable));
+  pTab = dsJoinTableNew(pConn);
   if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, sizeof(*pTab));
-  pTab->pConn = (DsConn *)pAux;
   *ppVtab = &pTab->base;
   return SQLITE_OK;
 }
 
+/*
+** Set up table pTab of the CREATE form from its arguments azValue[]:
+** resolve the inputs and keys, parse hint and join type, declare the
+** columns.  *pzErr says what is wrong.
+*/
+static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
+                            int bCreating, char **pzErr){
+  int anKey[2] = {0, 0};
+  char *zWord = 0;
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->apIn[i],
+                     pzErr);
+  }
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->apIn[i], azSide[i],
+                     azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
+  pTab->nKey = anKey[0];
+  if( rc==SQLITE_OK && azValue[4] ){
+    rc = dsVtabArgWord(azValue[4], &zWord);
+    if( rc==SQLITE_OK ) rc = dsParseHintText(DS_FUNC, zWord, &pTab->eHint, pzErr);
+    sqlite3_free(zWord);
+    zWord = 0;
+  }
+  if( rc==SQLITE_OK && azValue[5] ){
+    rc = dsVtabArgWord(azValue[5], &zWord);
+    if( rc==SQLITE_OK ){
+      rc = dsParseJoinTypeText(DS_FUNC, zWord, &pTab->eType, pzErr);
+    }
+    sqlite3_free(zWord);
+  }
+  /* strict_hints is checked again by every query; a CREATE that it would
+  ** refuse is refused at once. */
+  if( rc==SQLITE_OK && bCreating ){
+    rc = dsCheckStrictHint(pTab->pConn, DS_FUNC, pTab->eHint, pTab->eType,
+                           pzErr);
+  }
+  if( rc==SQLITE_OK ){
+    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->zName, pTab->apIn, pzErr);
+  }
+  return rc;
+}
+
+/*
+** The CREATE VIRTUAL TABLE form.  While the table is being created, any
+** error fails the CREATE.  When an existing table is reconnected, an
+** error (an input dropped since, say) must not fail: the table could then
+** not even be dropped.  It gets a placeholder schema instead, and its
+** queries report the error.
+*/
+static int dsJoinConnectTable(sqlite3 *db, DsConn *pConn, int argc,
+                              const char *const *argv,
+                              sqlite3_vtab **ppVtab, char **pzErr){
+  char *azValue[DS_N_ARG];
+  char *zErr = 0;
+  int bCreating = dsVtabIsCreating(db, argv[1], argv[2]);
+  DsJoinTable *pTab = dsJoinTableNew(pConn);
+  int rc;
+  if( pTab==0 ) return SQLITE_NOMEM;
+  pTab->bTyped = 1;
+  pTab->zName = sqlite3_mprintf("%s", argv[2]);
+  if( pTab->zName==0 ){
+    dsJoinTableFree(pTab);
+    return SQLITE_NOMEM;
+  }
+  rc = dsVtabArgsParse(&dsJoinArgSpec, argc - 3, argv + 3, azValue, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = dsJoinTableSetup(db, pTab, azValue, bCreating, &zErr);
+    dsVtabArgsFree(&dsJoinArgSpec, azValue);
+  }
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && !bCreating ){
+    rc = dsVtabDeclarePlaceholder(db);
+    pTab->zUnusable = sqlite3_mprintf("%s (found when the connection opened "
+        "table %s, which cannot be used until the database is opened again "
+        "with that fixed; it can be dropped)", zErr ? zErr : "", argv[2]);
+    sqlite3_free(zErr);
+    zErr = 0;
+    if( pTab->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ){
+    dsJoinTableFree(pTab);
+    *pzErr = zErr;
+    return rc;
+  }
+  *ppVtab = &pTab->base;
+  return SQLITE_OK;
+}
+
+static int dsJoinConnect(sqlite3 *db, void *pAux, int argc,
+                         const char *const *argv, sqlite3_vtab **ppVtab,
+                         char **pzErr){
+  DsConn *pConn = (DsConn *)pAux;
+  if( argc==3 && sqlite3_stricmp(argv[0], argv[2])==0 ){
+    return dsJoinConnectFunction(db, pConn, ppVtab);
+  }
+  return dsJoinConnectTable(db, pConn, argc, argv, ppVtab, pzErr);
+}
+
 static int dsJoinDisconnect(sqlite3_vtab *pVtab){
-  sqlite3_free(pVtab);
+  dsJoinTableFree((DsJoinTable *)pVtab);
   return SQLITE_OK;
 }
 
@@ -96,6 +261,7 @@ static int dsJoinOpenCursor(sqlite3_vtab *pVtab,
   if( pCur==0 ) return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->pConn = pTab->pConn;
+  pCur->pTab = pTab;
   pCur->bEof = 1;
   *ppCur = &pCur->base;
   return SQLITE_OK;
@@ -112,16 +278,17 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
     sqlite3_free(pCur->aaiKey[i]);
     sqlite3_free(pCur->aaiPay[i]);
     sqlite3_free(pCur->aaiSlot[i]);
+    sqlite3_free(pCur->aaVal[i]);
     pCur->aaiKey[i] = pCur->aaiPay[i] = pCur->aaiSlot[i] = 0;
+    pCur->aaVal[i] = 0;
     pCur->anPay[i] = 0;
     pCur->apRow[i] = 0;
+    pCur->abDecoded[i] = 0;
   }
   for(i=0; i<DS_N_ARG; i++){
     sqlite3_value_free(pCur->apArg[i]);
     pCur->apArg[i] = 0;
   }
-  sqlite3_free(pCur->aVal);
-  pCur->aVal = 0;
   pCur->nKey = 0;
   pCur->bEof = 1;
   pCur->iRowid = 0;
@@ -135,68 +302,14 @@ static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
   return SQLITE_OK;
 }
 
-static void dsSetVtabError(sqlite3_vtab *pVtab, char *zMsg){
-  sqlite3_free(pVtab->zErrMsg);
-  pVtab->zErrMsg = zMsg;
-}
-
-/* "an integer", ...: the type of a bad argument, for messages. */
-static const char *dsArgTypeNoun(sqlite3_value *pVal){
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_INTEGER: return "an integer";
-    case SQLITE_FLOAT:   return "a real";
-    case SQLITE_BLOB:    return "a blob";
-    case SQLITE_NULL:    return "NULL";
-    default:             return "text";
-  }
-}
-
-/* Resolve dataset argument pVal, the zSide input. */
-static int dsJoinOpenInput(DsJoinCursor *pCur, int iSide,
-                           sqlite3_value *pVal, char **pzErr){
-  static const char *const azSide[] = { "left", "right" };
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
-    *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
-        "view name or a query), not %s", DS_FUNC, azSide[iSide],
-        dsArgTypeNoun(pVal));
-    return SQLITE_ERROR;
-  }
-  return dsInputOpen(pCur->pConn->db, DS_FUNC, azSide[iSide],
-                     (const char *)sqlite3_value_text(pVal),
-                     &pCur->apIn[iSide], pzErr);
-}
-
-/* Parse key argument pVal of side iSide. */
-static int dsJoinParseKeys(DsJoinCursor *pCur, int iSide,
-                           sqlite3_value *pVal, int *pnKey, char **pzErr){
-  static const char *const azSide[] = { "left", "right" };
-  static const char *const azArg[] = { "left_key", "right_key" };
-  const char *zKeys;
-  char aNum[24];
-  switch( sqlite3_value_type(pVal) ){
-    case SQLITE_TEXT:
-      zKeys = (const char *)sqlite3_value_text(pVal);
-      break;
-    case SQLITE_INTEGER:
-      sqlite3_snprintf(sizeof(aNum), aNum, "%lld", sqlite3_value_int64(pVal));
-      zKeys = aNum;
-      break;
-    default:
-      *pzErr = sqlite3_mprintf("%s: %s must be text (column names or 0-based "
-          "positions) or an integer position, not %s", DS_FUNC,
-          azArg[iSide], dsArgTypeNoun(pVal));
-      return SQLITE_ERROR;
-  }
-  return dsInputKeys(DS_FUNC, azArg[iSide], pCur->apIn[iSide], azSide[iSide],
-                     zKeys, pnKey, &pCur->aaiKey[iSide], pzErr);
-}
-
 /*
-** Decide the columns side iSide carries: the key columns always, all the
-** others when its JSON is wanted.  aaiSlot maps each input column to its
-** value in the row.
+** Decide the columns side iSide carries: the key columns always, and the
+** others for which aWant[c] is set (aWant NULL: none).  aaiSlot maps each
+** input column to its value in the row, -1 for a column not carried; a
+** wanted key column is read from its key slot.
 */
-static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bWantRow){
+static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide,
+                             const u8 *aWant){
   const DsInput *pIn = pCur->apIn[iSide];
   int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
   int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
@@ -212,7 +325,7 @@ static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bWantRow){
     for(k=0; k<pCur->nKey; k++){
       if( pCur->aaiKey[iSide][k]==c ){ aiSlot[c] = k; break; }
     }
-    if( aiSlot[c]<0 && bWantRow ){
+    if( aiSlot[c]<0 && aWant && aWant[c] ){
       aiSlot[c] = pCur->nKey + nPay;
       aiPay[nPay++] = c;
     }
@@ -223,80 +336,156 @@ static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bWantRow){
   return SQLITE_OK;
 }
 
-static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                        const char *idxStr, int argc, sqlite3_value **argv){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
-  sqlite3_vtab *pVtab = pCursor->pVtab;
-  sqlite3_value *aArg[DS_N_ARG];
+/*
+** With inputs, keys and carried columns set up: start the join and move
+** to its first pair.
+*/
+static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
+                           int bWantOrder, char **pzErr){
   DsJoinSpec spec;
-  char *zErr = 0;
-  int anKey[2] = {0, 0};
-  int i, j, rc = SQLITE_OK;
-  int nMaxCol = 0;
-  (void)idxStr;
+  int i, rc = SQLITE_OK;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    pCur->aaVal[i] = sqlite3_malloc64(
+        sizeof(DsValue) * (size_t)(pCur->nKey + pCur->anPay[i] + 1));
+    if( pCur->aaVal[i]==0 ) rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  memset(&spec, 0, sizeof(spec));
+  spec.zFunc = DS_FUNC;
+  for(i=0; i<2; i++){
+    spec.apIn[i] = pCur->apIn[i];
+    spec.aaiKey[i] = pCur->aaiKey[i];
+    spec.anPay[i] = pCur->anPay[i];
+    spec.aaiPay[i] = pCur->aaiPay[i];
+  }
+  spec.nKey = pCur->nKey;
+  spec.eHint = eHint;
+  spec.eType = eType;
+  spec.bWantOrder = bWantOrder;
+  rc = dsJoinOpen(pCur->pConn, &spec, &pCur->pJoin, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  pCur->bEof = 0;
+  rc = dsJoinNext(pCur->pJoin, pCur->apRow, pzErr);
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  if( rc==SQLITE_DONE ){
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  return rc;
+}
 
-  dsJoinCursorReset(pCur);
-  for(i=j=0; i<DS_N_ARG; i++){
-    aArg[i] = (idxNum & (1<<i)) && j<argc ? argv[j++] : 0;
+/* xFilter of the table-valued form: the arguments come in argv. */
+static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
+                                sqlite3_value **argv, char **pzErr){
+  sqlite3_value *aArg[DS_N_ARG];
+  int eHint = 0, eType = 0;
+  u8 *aAll = 0;
+  int i, rc = SQLITE_OK;
+
+  dsVtabFunctionArgs(idxNum, argc, argv, DS_N_ARG, aArg);
+  for(i=0; i<DS_N_ARG; i++){
     if( aArg[i] ){
       pCur->apArg[i] = sqlite3_value_dup(aArg[i]);
       if( pCur->apArg[i]==0 ) return SQLITE_NOMEM;
     }
   }
-  memset(&spec, 0, sizeof(spec));
-  spec.zFunc = DS_FUNC;
+  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC, aArg, pCur->apIn,
+                       pCur->aaiKey, &pCur->nKey, pzErr);
+  if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &eHint, pzErr);
+  if( rc==SQLITE_OK ) rc = dsParseJoinType(DS_FUNC, aArg[5], &eType, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+
+  pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsJoinOpenInput(pCur, i, aArg[i], &zErr);
+    int bWantRow = (idxNum >> (JUSE_SHIFT + 1 + i)) & 1;
+    if( bWantRow ){
+      aAll = sqlite3_malloc64((size_t)pCur->apIn[i]->nCol + 1);
+      if( aAll==0 ) return SQLITE_NOMEM;
+      memset(aAll, 1, (size_t)pCur->apIn[i]->nCol + 1);
+    }
+    rc = dsJoinPlanColumns(pCur, i, aAll);
+    sqlite3_free(aAll);
+    aAll = 0;
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  return dsJoinCursorRun(pCur, eHint, eType, 0, pzErr);
+}
+
+/* Is output column iCol of the CREATE form used, by mask mUsed? */
+static int dsJoinColUsed(u64 mUsed, int iCol){
+  return iCol<63 ? (int)((mUsed >> iCol) & 1) : (int)((mUsed >> 63) & 1);
+}
+
+/*
+** xFilter of the CREATE form: resolve the inputs as they are now, check
+** that their columns are still those declared, carry the columns the
+** statement uses (the colUsed mask in idxStr), run.
+*/
+static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
+                             const char *idxStr, char **pzErr){
+  DsJoinTable *pTab = pCur->pTab;
+  sqlite3 *db = pCur->pConn->db;
+  u64 mUsed = idxStr ? strtoull(idxStr, 0, 16) : ~(u64)0;
+  int iFirst = 0;
+  int i, c, rc = SQLITE_OK;
+
+  if( pTab->zUnusable ){
+    *pzErr = sqlite3_mprintf("%s", pTab->zUnusable);
+    return SQLITE_ERROR;
+  }
+  /* Tables and views can be made to read each other in a cycle (j1 reads
+  ** a view of j2, which reads j1); each turn would nest a query deeper
+  ** until the stack gave out.  A query of this table that starts while
+  ** this table is producing rows can only come from such a cycle. */
+  if( pTab->nActive>1 ){
+    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", DS_FUNC, pTab->zName);
+    return SQLITE_ERROR;
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsJoinParseKeys(pCur, i, aArg[2+i], &anKey[i], &zErr);
-  }
-  if( rc==SQLITE_OK && anKey[0]!=anKey[1] ){
-    zErr = sqlite3_mprintf("%s: left_key names %d column%s but right_key "
-        "names %d; both sides need the same number of key columns", DS_FUNC,
-        anKey[0], anKey[0]==1 ? "" : "s", anKey[1]);
-    rc = SQLITE_ERROR;
-  }
-  if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &spec.eHint, &zErr);
-  if( rc==SQLITE_OK ){
-    rc = dsParseJoinType(DS_FUNC, aArg[5], &spec.eType, &zErr);
-  }
-  if( rc==SQLITE_OK ){
-    pCur->nKey = anKey[0];
-    pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
-    for(i=0; i<2 && rc==SQLITE_OK; i++){
-      rc = dsJoinPlanColumns(pCur, i, (idxNum >> (JUSE_SHIFT + 1 + i)) & 1);
-      if( pCur->apIn[i]->nCol + pCur->nKey > nMaxCol ){
-        nMaxCol = pCur->apIn[i]->nCol + pCur->nKey;
-      }
+    rc = dsInputOpen(db, DS_FUNC, azSide[i], pTab->apIn[i]->zText,
+                     &pCur->apIn[i], pzErr);
+    if( rc==SQLITE_OK ){
+      rc = dsVtabInputCheck(DS_FUNC, pTab->zName, azSide[i], pTab->apIn[i],
+                            pCur->apIn[i], pzErr);
     }
   }
-  if( rc==SQLITE_OK ){
-    pCur->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(nMaxCol + 1));
-    if( pCur->aVal==0 ) rc = SQLITE_NOMEM;
+  pCur->nKey = pTab->nKey;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    size_t nByte = sizeof(int) * (size_t)pTab->nKey;
+    pCur->aaiKey[i] = sqlite3_malloc64(nByte);
+    if( pCur->aaiKey[i]==0 ) return SQLITE_NOMEM;
+    memcpy(pCur->aaiKey[i], pTab->aaiKey[i], nByte);
   }
-  if( rc==SQLITE_OK ){
-    for(i=0; i<2; i++){
-      spec.apIn[i] = pCur->apIn[i];
-      spec.aaiKey[i] = pCur->aaiKey[i];
-      spec.anPay[i] = pCur->anPay[i];
-      spec.aaiPay[i] = pCur->aaiPay[i];
-    }
-    spec.nKey = pCur->nKey;
-    rc = dsJoinOpen(pCur->pConn, &spec, &pCur->pJoin, &zErr);
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    int nCol = pCur->apIn[i]->nCol;
+    u8 *aWant = sqlite3_malloc64((size_t)nCol + 1);
+    if( aWant==0 ) return SQLITE_NOMEM;
+    for(c=0; c<nCol; c++) aWant[c] = (u8)dsJoinColUsed(mUsed, iFirst + c);
+    rc = dsJoinPlanColumns(pCur, i, aWant);
+    sqlite3_free(aWant);
+    iFirst += nCol;
   }
-  if( rc==SQLITE_OK ){
-    pCur->bEof = 0;
-    rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
-    if( rc==SQLITE_ROW ){
-      rc = SQLITE_OK;
-    }else if( rc==SQLITE_DONE ){
-      pCur->bEof = 1;
-      rc = SQLITE_OK;
-    }
+  if( rc!=SQLITE_OK ) return rc;
+  return dsJoinCursorRun(pCur, pTab->eHint, pTab->eType,
+                         (idxNum & JIDX_ORDERED)!=0, pzErr);
+}
+
+static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                        const char *idxStr, int argc, sqlite3_value **argv){
+  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
+  char *zErr = 0;
+  int rc;
+  dsJoinCursorReset(pCur);
+  pCur->pTab->nActive++;
+  if( pCur->pTab->bTyped ){
+    rc = dsJoinTableFilter(pCur, idxNum, idxStr, &zErr);
+  }else{
+    rc = dsJoinFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
+  pCur->pTab->nActive--;
   if( rc!=SQLITE_OK ){
-    dsSetVtabError(pVtab, zErr);
+    dsSetVtabError(pCursor->pVtab, zErr);
     return rc;
   }
   return SQLITE_OK;
@@ -305,8 +494,12 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
 static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
   char *zErr = 0;
-  int rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
+  int rc;
+  pCur->pTab->nActive++;
+  rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
+  pCur->pTab->nActive--;
   pCur->iRowid++;
+  pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -322,39 +515,40 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
 static void dsJoinRowJson(DsJoinCursor *pCur, int iSide, const DsRow *pRow){
   const DsInput *pIn = pCur->apIn[iSide];
   const int *aiSlot = pCur->aaiSlot[iSide];
+  DsValue *aVal = pCur->aaVal[iSide];
   sqlite3_str *pOut = pCur->pStr;
   int c;
-  dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], pCur->aVal);
+  dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], aVal);
   sqlite3_str_appendchar(pOut, 1, '{');
   for(c=0; c<pIn->nCol; c++){
     if( c ) sqlite3_str_appendchar(pOut, 1, ',');
     dsJsonString(pOut, pIn->azCol[c], (int)strlen(pIn->azCol[c]));
     sqlite3_str_appendchar(pOut, 1, ':');
-    dsJsonValue(pOut, &pCur->aVal[aiSlot[c]]);
+    dsJsonValue(pOut, &aVal[aiSlot[c]]);
   }
   sqlite3_str_appendchar(pOut, 1, '}');
 }
 
 /* The key: one value, or a JSON array of the parts. */
 static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
-                            const DsRow *pRow){
+                            const DsRow *pRow, DsValue *aVal){
   int k;
-  dsRowValues(pRow, pCur->nKey, pCur->aVal);
+  dsRowValues(pRow, pCur->nKey, aVal);
   if( pCur->nKey==1 ){
-    dsValueResult(ctx, &pCur->aVal[0]);
+    dsValueResult(ctx, &aVal[0]);
     return;
   }
   sqlite3_str_appendchar(pCur->pStr, 1, '[');
   for(k=0; k<pCur->nKey; k++){
     if( k ) sqlite3_str_appendchar(pCur->pStr, 1, ',');
-    dsJsonValue(pCur->pStr, &pCur->aVal[k]);
+    dsJsonValue(pCur->pStr, &aVal[k]);
   }
   sqlite3_str_appendchar(pCur->pStr, 1, ']');
 }
 
-static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                        int iCol){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
+/* Column iCol of the table-valued form. */
+static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
+                                int iCol){
   const DsRow *pRow;
   if( iCol>=JCOL_ARG0 ){
     sqlite3_value *pArg = pCur->apArg[iCol - JCOL_ARG0];
@@ -366,9 +560,10 @@ static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   }
   sqlite3_str_reset(pCur->pStr);
   if( iCol==JCOL_KEY ){
-    pRow = pCur->apRow[0] ? pCur->apRow[0] : pCur->apRow[1];
+    int iSide = pCur->apRow[0] ? 0 : 1;
+    pRow = pCur->apRow[iSide];
     if( pRow==0 ) return SQLITE_OK;
-    dsJoinKeyResult(pCur, ctx, pRow);
+    dsJoinKeyResult(pCur, ctx, pRow, pCur->aaVal[iSide]);
     if( pCur->nKey==1 ) return SQLITE_OK;
   }else{
     int iSide = iCol - JCOL_LEFT;
@@ -392,6 +587,35 @@ static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   return SQLITE_OK;
 }
 
+/*
+** Column iCol of the CREATE form: the value itself, NULL for the missing
+** side of an outer-join row.  A row is decoded once, on its first column.
+*/
+static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
+                             int iCol){
+  int nLeft = pCur->apIn[0]->nCol;
+  int iSide = iCol<nLeft ? 0 : 1;
+  int c = iSide ? iCol - nLeft : iCol;
+  const DsRow *pRow = pCur->apRow[iSide];
+  int iSlot;
+  if( pRow==0 || c>=pCur->apIn[iSide]->nCol ) return SQLITE_OK;
+  iSlot = pCur->aaiSlot[iSide][c];
+  if( iSlot<0 ) return SQLITE_OK;
+  if( !pCur->abDecoded[iSide] ){
+    dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], pCur->aaVal[iSide]);
+    pCur->abDecoded[iSide] = 1;
+  }
+  dsValueResult(ctx, &pCur->aaVal[iSide][iSlot]);
+  return SQLITE_OK;
+}
+
+static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                        int iCol){
+  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
+  if( pCur->pTab->bTyped ) return dsJoinTableColumn(pCur, ctx, iCol);
+  return dsJoinFunctionColumn(pCur, ctx, iCol);
+}
+
 static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
   *pRowid = ((DsJoinCursor *)pCursor)->iRowid;
   return SQLITE_OK;
@@ -403,53 +627,149 @@ static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
 ** constrained but not usable in this plan makes the plan impossible
 ** (SQLITE_CONSTRAINT); one that is absent is the user's error.
 */
-static int dsJoinBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  int aiCons[DS_N_ARG];
-  int abUnusable[DS_N_ARG];
-  int i, nArg = 0;
-  int idxNum = 0;
-  for(i=0; i<DS_N_ARG; i++){ aiCons[i] = -1; abUnusable[i] = 0; }
-  for(i=0; i<pInfo->nConstraint; i++){
-    const struct sqlite3_index_constraint *pCons = &pInfo->aConstraint[i];
-    int iArg = pCons->iColumn - JCOL_ARG0;
-    if( iArg<0 || pCons->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
-    if( !pCons->usable ){
-      abUnusable[iArg] = 1;
-    }else if( aiCons[iArg]<0 ){
-      aiCons[iArg] = i;
-    }
-  }
-  for(i=0; i<DS_N_REQUIRED; i++){
-    if( aiCons[i]>=0 ) continue;
-    if( abUnusable[i] ) return SQLITE_CONSTRAINT;
-    dsSetVtabError(pVtab, sqlite3_mprintf("%s: missing argument %s; usage: "
-        "%s(left, right, left_key, right_key [, hint [, join_type]])",
-        DS_FUNC, azArgName[i], DS_FUNC));
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<DS_N_ARG; i++){
-    if( aiCons[i]<0 ){
-      if( abUnusable[i] ) return SQLITE_CONSTRAINT;
-      continue;
-    }
-    pInfo->aConstraintUsage[aiCons[i]].argvIndex = ++nArg;
-    pInfo->aConstraintUsage[aiCons[i]].omit = 1;
-    idxNum |= 1<<i;
-  }
-  idxNum |= (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
-  pInfo->idxNum = idxNum;
+static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
+                                   sqlite3_index_info *pInfo){
+  int mArg;
+  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsJoinArgSpec, JCOL_ARG0,
+                                   &mArg);
+  if( rc!=SQLITE_OK ) return rc;
+  pInfo->idxNum = mArg | (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
   pInfo->estimatedCost = 1e6;
   pInfo->estimatedRows = 1000000;
   return SQLITE_OK;
 }
 
+/*
+** Does the join's output come in the order aOrderBy asks for?
+**
+** Sort-merge produces pairs in SQLite's ORDER BY order of the key columns
+** in key order (dsRowKeyCompare: NULL first, BINARY), ascending.  The
+** order is that of the left key columns for INNER and LEFT_OUTER, of the
+** right key columns for RIGHT_OUTER; for INNER the right key columns too,
+** as each part of a matched pair compares equal.  Outer rows have NULL in
+** the missing side's columns, so a FULL_OUTER join has no order that an
+** ORDER BY on columns could name.
+**
+** So each ORDER BY term must be ascending and name key part k of an
+** ordered side, where k is the next key part not yet named (or one named
+** before: a repeated term changes nothing).  After all key parts, rows of
+** equal key come in no particular order: any other term fails.  SQLite
+** passes no term with a COLLATE other than the column's own (BINARY
+** here), nor NULLS LAST: such an ORDER BY arrives as nOrderBy 0.
+*/
+static int dsJoinOrderHolds(const DsJoinTable *pTab,
+                            const sqlite3_index_info *pInfo){
+  int abSide[2];
+  int nLeft = pTab->apIn[0]->nCol;
+  int nDone = 0;
+  int i, k, s;
+  if( pInfo->nOrderBy<=0 ) return 0;
+  if( pTab->eHint!=DS_HINT_SORT_MERGE && pTab->eHint!=DS_HINT_OPTIMIZER ){
+    return 0;
+  }
+  abSide[0] = pTab->eType==DS_JOIN_INNER || pTab->eType==DS_JOIN_LEFT;
+  abSide[1] = pTab->eType==DS_JOIN_INNER || pTab->eType==DS_JOIN_RIGHT;
+  if( !abSide[0] && !abSide[1] ) return 0;
+  for(i=0; i<pInfo->nOrderBy; i++){
+    int iCol = pInfo->aOrderBy[i].iColumn;
+    int iPart = -1;
+    if( pInfo->aOrderBy[i].desc ) return 0;
+    for(s=0; s<2 && iPart<0; s++){
+      if( !abSide[s] ) continue;
+      for(k=0; k<pTab->nKey; k++){
+        int iOut = pTab->aaiKey[s][k] + (s ? nLeft : 0);
+        if( iOut!=iCol ) continue;
+        if( k==nDone ){ iPart = k; break; }
+        if( k<nDone ) iPart = k;
+      }
+    }
+    if( iPart<0 ) return 0;
+    if( iPart==nDone ) nDone++;
+  }
+  return 1;
+}
+
+/*
+** Estimated rows of both inputs, found once per table object and kept:
+** counting a big input on every xBestIndex would cost more than the plan
+** gains.  dsInputEstimateRows() reads sqlite_stat1 for an analyzed table
+** and otherwise counts the rows, once, on the first query of the table in
+** this connection (not at connect time, so that DROP TABLE of a table
+** over huge inputs costs nothing).  The estimate goes stale as the inputs
+** grow; it only steers the plan.
+*/
+static void dsJoinEstimate(DsJoinTable *pTab){
+  int i;
+  if( pTab->bEstimated ) return;
+  /* Set first: counting an input that reads this table (a cycle) plans
+  ** a query of this table again, which must not count again. */
+  pTab->bEstimated = 1;
+  pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
+  for(i=0; i<2; i++){
+    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db, pTab->apIn[i]);
+    if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
+  }
+}
+
+/* About log2(x), without libm: the cost of sorting grows with it. */
+static double dsLog2(double x){
+  double n = 0;
+  while( x>=2 ){ x /= 2; n++; }
+  return n;
+}
+
+/*
+** The CREATE form takes no constraints: it is a whole join, run once per
+** xFilter.  Its cost is that of reading both inputs and building on one,
+** plus a sort of both for sort-merge, and it is the same whatever the
+** constraints, so SQLite gains nothing by putting it in an inner loop,
+** where each outer row would run the join again: it goes outside.  The
+** rows estimate is the larger input (at least every row of a kept side,
+** and what a key/foreign-key join gives).
+*/
+static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
+                                sqlite3_index_info *pInfo){
+  DsJoinTable *pTab = (DsJoinTable *)pVtab;
+  double nIn, nOut, rCost;
+  int bOrdered;
+  if( pTab->zUnusable ){
+    dsSetVtabError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
+    return SQLITE_ERROR;
+  }
+  dsJoinEstimate(pTab);
+  nIn = (double)pTab->anRow[0] + (double)pTab->anRow[1];
+  nOut = (double)(pTab->anRow[0]>pTab->anRow[1] ? pTab->anRow[0]
+                                                : pTab->anRow[1]);
+  if( nOut<1 ) nOut = 1;
+  bOrdered = dsJoinOrderHolds(pTab, pInfo);
+  rCost = 2*nIn + nOut;
+  if( bOrdered || pTab->eHint==DS_HINT_SORT_MERGE ){
+    rCost += nIn * dsLog2(nIn + 2);
+  }
+  pInfo->idxNum = bOrdered ? JIDX_ORDERED : 0;
+  pInfo->orderByConsumed = bOrdered;
+  pInfo->idxStr = sqlite3_mprintf("%llx", (unsigned long long)pInfo->colUsed);
+  if( pInfo->idxStr==0 ) return SQLITE_NOMEM;
+  pInfo->needToFreeIdxStr = 1;
+  pInfo->estimatedCost = rCost;
+  pInfo->estimatedRows = (sqlite3_int64)nOut;
+  return SQLITE_OK;
+}
+
+static int dsJoinBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  if( ((DsJoinTable *)pVtab)->bTyped ){
+    return dsJoinTableBestIndex(pVtab, pInfo);
+  }
+  return dsJoinFunctionBestIndex(pVtab, pInfo);
+}
+
 static const sqlite3_module dsJoinModule = {
   .iVersion = 0,
-  .xCreate = 0,
+  .xCreate = dsJoinConnect,
   .xConnect = dsJoinConnect,
   .xBestIndex = dsJoinBestIndex,
   .xDisconnect = dsJoinDisconnect,
-  .xDestroy = 0,
+  .xDestroy = dsJoinDisconnect,
   .xOpen = dsJoinOpenCursor,
   .xClose = dsJoinCloseCursor,
   .xFilter = dsJoinFilter,

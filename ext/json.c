@@ -127,3 +127,26 @@ void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
   }
   sqlite3_str_appendchar(pOut, 1, '}');
 }
+
+/*
+** Make the JSON text built in pOut the result of an SQL function, with
+** the subtype SQLite's JSON functions give JSON ('J'), so that json_*()
+** and json_group_array() take it as JSON, not as a string.  Frees pOut.
+** Fails with SQLITE_NOMEM or SQLITE_TOOBIG as pOut did.
+*/
+void dsResultJson(sqlite3_context *ctx, sqlite3_str *pOut){
+  int rc = sqlite3_str_errcode(pOut);
+  int n = sqlite3_str_length(pOut);
+  char *z = sqlite3_str_finish(pOut);
+  if( rc==SQLITE_OK && z ){
+    sqlite3_result_text(ctx, z, n, sqlite3_free);
+    sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+    return;
+  }
+  sqlite3_free(z);
+  if( rc==SQLITE_TOOBIG ){
+    sqlite3_result_error_toobig(ctx);
+  }else{
+    sqlite3_result_error_nomem(ctx);
+  }
+}

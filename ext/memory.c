@@ -67,6 +67,13 @@ void dsArenaInit(DsArena *p, DsMem *pMem){
   p->nNext = DS_CHUNK_MIN;
 }
 
+/* Chunks stop growing at 1/16 of the budget, so that an arena that is
+** reset keeps little and a small budget is not eaten by one chunk. */
+static i64 dsArenaChunkCap(const DsArena *p){
+  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
+  return pConn ? pConn->nMemLimit / 16 : DS_CHUNK_MAX;
+}
+
 /* Start a new chunk able to hold at least n bytes.  NULL on OOM. */
 static void *dsArenaGrow(DsArena *p, i64 n){
   i64 nChunk = p->nNext;
@@ -81,7 +88,9 @@ static void *dsArenaGrow(DsArena *p, i64 n){
   p->nByte += nChunk;
   p->pFree = (u8 *)pNew + nHdr;
   p->pEnd = (u8 *)pNew + nChunk;
-  if( p->nNext < DS_CHUNK_MAX ) p->nNext *= 2;
+  if( p->nNext < DS_CHUNK_MAX && p->nNext < dsArenaChunkCap(p) ){
+    p->nNext *= 2;
+  }
   return p->pFree;
 }
 

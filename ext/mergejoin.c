@@ -1,13 +1,18 @@
 /*
 ** mergejoin.c: the REPARTITION_SORT_MERGE strategy.
 **
-** Both sides are sorted on the key (sort.c), then merged: the side with
-** the smaller key advances, producing its row alone when the join type
-** keeps it; when the keys are equal, the group of that key on each side
-** is found and their cross product is produced.  Keys sort as ORDER BY
-** on the key columns would sort them, NULL first; a key with a NULL part
-** never matches, so the output comes in key order, NULL keys where SQLite
-** would put them.
+** Both sides go through the sorter (sort.c), which sorts in memory or,
+** past the budget, in sorted runs on disk merged as rows are asked for.
+** The two sorted streams are then merged: the side with the smaller key
+** advances, producing its row alone when the join type keeps it; when the
+** keys are equal, the rows of that key on each side are gathered into row
+** buffers (rowbuf.c, which spill when a group outgrows memory) and their
+** cross product is produced block by block, so one key larger than memory
+** on both sides still completes.
+**
+** Keys sort as ORDER BY on the key columns would sort them, NULL first; a
+** key with a NULL part never matches.  The output therefore comes in key
+** order, with NULL keys where SQLite would put them.
 */
 #include "dataset_int.h"
 
@@ -16,54 +21,70 @@ struct DsMergeJoin {
   DsPairIter base;
   DsOp *pOp;
   int abKeep[2];          /* produce unmatched rows of left, right */
-  DsSorted aSide[2];      /* both sides, sorted */
-  i64 aiNext[2];          /* next row of each side */
-  int bInGroup;           /* producing the cross product of two groups */
-  i64 aiEnd[2];           /* end of the group on each side */
-  i64 iGroupRight;        /* first right row of the group */
-  i64 iLeft, iRight;      /* the pair to produce next */
+  DsSorter *apSorter[2];  /* both sides, in key order */
+  DsRow *apHead[2];       /* the next row of each side; NULL at its end */
+  int abAdvance[2];       /* apHead[s] was used: fetch the next one first */
+  DsRowBuf aGroup[2];     /* the rows of one key on each side */
+  DsBlockCross cross;     /* their cross product */
+  int bInGroup;           /* producing that cross product */
 };
 
-/* End of the run of rows equal in key to row i of side s. */
-static i64 dsMergeGroupEnd(const DsSorted *pSide, i64 i){
-  i64 j = i + 1;
-  while( j<pSide->nRow && dsRowKeyCompare(pSide->aRow[i], pSide->aRow[j])==0 ){
-    j++;
-  }
-  return j;
+/* Make apHead[s] the next row of side s. */
+static int dsMergeFetch(DsMergeJoin *p, int s){
+  int rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
+  p->abAdvance[s] = 0;
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  p->apHead[s] = 0;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* The next row of side s alone, if the join keeps it; advances. */
-static int dsMergeAlone(DsMergeJoin *p, int s, DsRow **ap){
-  DsRow *pRow = p->aSide[s].aRow[p->aiNext[s]++];
-  if( p->abKeep[s] ){
-    ap[s] = pRow;
-    ap[1 - s] = 0;
-    return SQLITE_ROW;
+/* Move the rows of side s equal in key to apHead[s] into aGroup[s]. */
+static int dsMergeGather(DsMergeJoin *p, int s){
+  DsRowBuf *pGroup = &p->aGroup[s];
+  int rc = dsRowBufAppend(pGroup, p->apHead[s]);
+  while( rc==SQLITE_OK ){
+    rc = dsMergeFetch(p, s);
+    if( rc!=SQLITE_OK || p->apHead[s]==0 ) break;
+    if( dsRowKeyCompare(pGroup->pHead, p->apHead[s])!=0 ) break;
+    rc = dsRowBufAppend(pGroup, p->apHead[s]);
   }
-  return dsOpTick(p->pOp);
+  if( rc==SQLITE_OK ) rc = dsRowBufRewind(pGroup);
+  return rc;
+}
+
+/* Start the cross product of the rows of the key both heads share. */
+static int dsMergeStartGroup(DsMergeJoin *p){
+  int rc = dsMergeGather(p, 0);
+  if( rc==SQLITE_OK ) rc = dsMergeGather(p, 1);
+  if( rc!=SQLITE_OK ) return rc;
+  dsBlockCrossInit(&p->cross, p->pOp, &p->aGroup[0].base, &p->aGroup[1]);
+  p->bInGroup = 1;
+  return SQLITE_OK;
+}
+
+static void dsMergeEndGroup(DsMergeJoin *p){
+  dsBlockCrossFree(&p->cross);
+  dsRowBufClear(&p->aGroup[0]);
+  dsRowBufClear(&p->aGroup[1]);
+  p->bInGroup = 0;
 }
 
 static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
   DsMergeJoin *p = (DsMergeJoin *)pIter;
+  int s, rc;
   for(;;){
     DsRow *pL, *pR;
-    int c, rc;
+    int c;
     if( p->bInGroup ){
-      ap[0] = p->aSide[0].aRow[p->iLeft];
-      ap[1] = p->aSide[1].aRow[p->iRight];
-      if( ++p->iRight==p->aiEnd[1] ){
-        p->iRight = p->iGroupRight;
-        if( ++p->iLeft==p->aiEnd[0] ){
-          p->bInGroup = 0;
-          p->aiNext[0] = p->aiEnd[0];
-          p->aiNext[1] = p->aiEnd[1];
-        }
-      }
-      return SQLITE_ROW;
+      rc = dsBlockCrossNext(&p->cross, &ap[0], &ap[1]);
+      if( rc!=SQLITE_DONE ) return rc;
+      dsMergeEndGroup(p);
     }
-    pL = p->aiNext[0]<p->aSide[0].nRow ? p->aSide[0].aRow[p->aiNext[0]] : 0;
-    pR = p->aiNext[1]<p->aSide[1].nRow ? p->aSide[1].aRow[p->aiNext[1]] : 0;
+    for(s=0; s<2; s++){
+      if( p->abAdvance[s] && (rc = dsMergeFetch(p, s))!=SQLITE_OK ) return rc;
+    }
+    pL = p->apHead[0];
+    pR = p->apHead[1];
     if( pL==0 && pR==0 ) return SQLITE_DONE;
     if( pR==0 ){
       c = -1;
@@ -74,29 +95,31 @@ static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
       /* Equal keys with a NULL part never match: left ones go first. */
       if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) c = -1;
     }
-    if( c<0 ){
-      if( pR==0 && !p->abKeep[0] ){ p->aiNext[0] = p->aSide[0].nRow; continue; }
-      rc = dsMergeAlone(p, 0, ap);
+    if( c==0 ){
+      rc = dsMergeStartGroup(p);
       if( rc!=SQLITE_OK ) return rc;
-    }else if( c>0 ){
-      if( pL==0 && !p->abKeep[1] ){ p->aiNext[1] = p->aSide[1].nRow; continue; }
-      rc = dsMergeAlone(p, 1, ap);
-      if( rc!=SQLITE_OK ) return rc;
-    }else{
-      p->aiEnd[0] = dsMergeGroupEnd(&p->aSide[0], p->aiNext[0]);
-      p->aiEnd[1] = dsMergeGroupEnd(&p->aSide[1], p->aiNext[1]);
-      p->iLeft = p->aiNext[0];
-      p->iRight = p->iGroupRight = p->aiNext[1];
-      p->bInGroup = 1;
+      continue;
     }
+    s = c<0 ? 0 : 1;
+    if( p->apHead[1-s]==0 && !p->abKeep[s] ) return SQLITE_DONE;
+    p->abAdvance[s] = 1;
+    if( p->abKeep[s] ){
+      ap[s] = p->apHead[s];
+      ap[1-s] = 0;
+      return SQLITE_ROW;
+    }
+    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
   }
 }
 
 static void dsMergeClose(DsPairIter *pIter){
   DsMergeJoin *p = (DsMergeJoin *)pIter;
   if( p ){
-    dsSortedFree(&p->aSide[0], &p->pOp->mem);
-    dsSortedFree(&p->aSide[1], &p->pOp->mem);
+    if( p->bInGroup ) dsBlockCrossFree(&p->cross);
+    dsRowBufFree(&p->aGroup[0]);
+    dsRowBufFree(&p->aGroup[1]);
+    dsSorterClose(p->apSorter[0]);
+    dsSorterClose(p->apSorter[1]);
     sqlite3_free(p);
   }
 }
@@ -105,7 +128,8 @@ static void dsMergeClose(DsPairIter *pIter){
 int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   DsMergeJoin *p = sqlite3_malloc64(sizeof(DsMergeJoin));
   double t = dsNowMs();
-  int rc;
+  int rc = SQLITE_OK;
+  int s;
   *ppIter = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
@@ -114,13 +138,13 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   p->pOp = pOp;
   p->abKeep[0] = (pOp->eType & DS_KEEP_LEFT)!=0;
   p->abKeep[1] = (pOp->eType & DS_KEEP_RIGHT)!=0;
-  dsArenaInit(&p->aSide[0].arena, &pOp->mem);
-  dsArenaInit(&p->aSide[1].arena, &pOp->mem);
+  dsRowBufInit(&p->aGroup[0], pOp);
+  dsRowBufInit(&p->aGroup[1], pOp);
   pOp->stats.iBuild = -1;
-  rc = dsSortSource(pOp, pOp->apSrc[0], DS_ORDER_KEY, &p->aSide[0]);
-  if( rc==SQLITE_OK ){
-    rc = dsSortSource(pOp, pOp->apSrc[1], DS_ORDER_KEY, &p->aSide[1]);
+  for(s=0; s<2 && rc==SQLITE_OK; s++){
+    rc = dsSorterOpen(pOp, pOp->apSrc[s], DS_ORDER_KEY, &p->apSorter[s]);
   }
+  for(s=0; s<2 && rc==SQLITE_OK; s++) rc = dsMergeFetch(p, s);
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
   if( rc!=SQLITE_OK ){
     dsMergeClose(&p->base);

@@ -143,6 +143,76 @@ static u8 *dsPutBytes(u8 *p, int eType, const void *z, int n){
   return p + 4 + n;
 }
 
+/*
+** The value of an SQL function argument, without a copy: TEXT and BLOB
+** point into pIn and stay valid while it does.  SQLITE_NOMEM if the text
+** could not be had as UTF-8.  (SQLite never hands over a NaN: it stores
+** NaN as NULL.)
+*/
+int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal){
+  pVal->n = 0;
+  pVal->z = 0;
+  switch( sqlite3_value_type(pIn) ){
+    case SQLITE_INTEGER:
+      pVal->eType = DS_INT;
+      pVal->i = sqlite3_value_int64(pIn);
+      break;
+    case SQLITE_FLOAT:
+      pVal->eType = DS_REAL;
+      pVal->r = sqlite3_value_double(pIn);
+      break;
+    case SQLITE_TEXT:
+      pVal->eType = DS_TEXT;
+      pVal->z = sqlite3_value_text(pIn);
+      if( pVal->z==0 ) return SQLITE_NOMEM;
+      pVal->n = sqlite3_value_bytes(pIn);
+      break;
+    case SQLITE_BLOB:
+      pVal->eType = DS_BLOB;
+      pVal->z = sqlite3_value_blob(pIn);
+      pVal->n = sqlite3_value_bytes(pIn);
+      break;
+    default:
+      pVal->eType = DS_NULL;
+      break;
+  }
+  return SQLITE_OK;
+}
+
+/* Bytes that pVal takes packed (dsValuePut). */
+i64 dsValueSize(const DsValue *pVal){
+  switch( pVal->eType ){
+    case DS_INT:
+    case DS_REAL:
+      return 9;
+    case DS_TEXT:
+    case DS_BLOB:
+      return 5 + (i64)pVal->n;
+    default:
+      return 1;
+  }
+}
+
+/* Pack pVal at p, as a row holds it; returns the byte after it. */
+u8 *dsValuePut(u8 *p, const DsValue *pVal){
+  switch( pVal->eType ){
+    case DS_INT:
+      *p++ = DS_INT;
+      memcpy(p, &pVal->i, 8);
+      return p + 8;
+    case DS_REAL:
+      *p++ = DS_REAL;
+      memcpy(p, &pVal->r, 8);
+      return p + 8;
+    case DS_TEXT:
+    case DS_BLOB:
+      return dsPutBytes(p, pVal->eType, pVal->z, pVal->n);
+    default:
+      *p++ = DS_NULL;
+      return p;
+  }
+}
+
 static u8 *dsPutColumn(u8 *p, sqlite3_stmt *pStmt, int i, int eType,
                        int *pbNull){
   switch( eType ){
@@ -213,21 +283,25 @@ int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
   return SQLITE_OK;
 }
 
-/* Hash of one key value, chained from seed; *pp moves past the value. */
-static u64 dsHashValue(const u8 **pp, u64 seed){
-  DsValue v;
+/*
+** Hash of one key value, chained from seed (0 for the first or only part
+** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
+** that holds a value rather than a packed row hashes it alike.
+*/
+u64 dsValueHash(const DsValue *pVal, u64 seed){
   i64 i;
-  *pp = dsValueDecode(*pp, &v);
-  switch( v.eType ){
+  switch( pVal->eType ){
     case DS_INT:
-      return XXH3_64bits_withSeed(&v.i, 8, seed);
+      return XXH3_64bits_withSeed(&pVal->i, 8, seed);
     case DS_REAL:
-      if( dsRealIsInt(v.r, &i) ) return XXH3_64bits_withSeed(&i, 8, seed);
-      return XXH3_64bits_withSeed(&v.r, 8, seed ^ DS_SEED_REAL);
+      if( dsRealIsInt(pVal->r, &i) ) return XXH3_64bits_withSeed(&i, 8, seed);
+      return XXH3_64bits_withSeed(&pVal->r, 8, seed ^ DS_SEED_REAL);
     case DS_TEXT:
-      return XXH3_64bits_withSeed(v.z, (size_t)v.n, seed ^ DS_SEED_TEXT);
+      return XXH3_64bits_withSeed(pVal->z, (size_t)pVal->n,
+                                  seed ^ DS_SEED_TEXT);
     case DS_BLOB:
-      return XXH3_64bits_withSeed(v.z, (size_t)v.n, seed ^ DS_SEED_BLOB);
+      return XXH3_64bits_withSeed(pVal->z, (size_t)pVal->n,
+                                  seed ^ DS_SEED_BLOB);
     default:
       return seed;
   }
@@ -237,7 +311,11 @@ static u64 dsHashValue(const u8 **pp, u64 seed){
 u64 dsKeyHash(const u8 *aKey, int nKeyCol){
   u64 h = 0;
   int i;
-  for(i=0; i<nKeyCol; i++) h = dsHashValue(&aKey, h);
+  for(i=0; i<nKeyCol; i++){
+    DsValue v;
+    aKey = dsValueDecode(aKey, &v);
+    h = dsValueHash(&v, h);
+  }
   return h;
 }
 

@@ -117,72 +117,282 @@ static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n, int eOrder){
 }
 
 /*
-** Read every row of pSrc into pOut and sort them on their keys.  NULL keys
-** come first.
+** Sort the n entries of a (room for nAlloc) by prefix, then by the full
+** comparison.  The result is in *paOut: a itself, or a new array with
+** room for nAlloc entries (a is then freed).
 */
-int dsSortSource(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorted *pOut){
-  DsMem *pMem = &pOp->mem;
-  DsSortEntry *a = 0, *aTmp = 0;
-  DsSortEntry *aSorted = 0;
-  i64 nAlloc = 0;
-  i64 n = 0;
-  i64 i;
+static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
+                         int eOrder, DsSortEntry **paOut){
+  DsSortEntry *aTmp, *aSorted;
   int rc;
-  memset(pOut, 0, sizeof(*pOut));
-  dsArenaInit(&pOut->arena, pMem);
-  for(;;){
-    DsRow *pRow;
-    rc = pSrc->xNext(pSrc, &pOut->arena, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) goto sort_out;
-    if( n==nAlloc ){
-      i64 nNew = nAlloc ? nAlloc*2 : 1024;
-      DsSortEntry *aNew = dsRealloc(pMem, a, nNew * (i64)sizeof(DsSortEntry));
-      if( aNew==0 ){ rc = SQLITE_NOMEM; goto sort_out; }
-      a = aNew;
-      nAlloc = nNew;
-    }
-    a[n].prefix = dsSortPrefix(pRow, eOrder);
-    a[n].pRow = pRow;
-    n++;
-  }
-  rc = SQLITE_OK;
-  aSorted = a;
-  if( n>1 ){
-    aTmp = dsMalloc(pMem, n * (i64)sizeof(DsSortEntry));
-    if( aTmp==0 ){ rc = SQLITE_NOMEM; goto sort_out; }
-    aSorted = dsRadixSort(a, aTmp, n);
-    rc = dsSortTies(pOp, aSorted, n, eOrder);
-    if( rc!=SQLITE_OK ) goto sort_out;
-  }
-  pOut->aRow = dsMalloc(pMem, (n ? n : 1) * (i64)sizeof(DsRow *));
-  if( pOut->aRow==0 ){ rc = SQLITE_NOMEM; goto sort_out; }
-  for(i=0; i<n; i++) pOut->aRow[i] = aSorted[i].pRow;
-  pOut->nRow = n;
-
-sort_out:
-  dsFree(pMem, a);
-  dsFree(pMem, aTmp);
-  if( rc!=SQLITE_OK ) dsSortedFree(pOut, pMem);
+  *paOut = a;
+  if( n<2 ) return SQLITE_OK;
+  aTmp = dsMalloc(&pOp->mem, nAlloc * (i64)sizeof(DsSortEntry));
+  if( aTmp==0 ) return SQLITE_NOMEM;
+  aSorted = dsRadixSort(a, aTmp, n);
+  dsFree(&pOp->mem, aSorted==a ? aTmp : a);
+  *paOut = aSorted;
+  rc = dsSortTies(pOp, aSorted, n, eOrder);
   return rc;
 }
 
-void dsSortedFree(DsSorted *p, DsMem *pMem){
-  dsFree(pMem, p->aRow);
-  p->aRow = 0;
-  p->nRow = 0;
-  dsArenaClear(&p->arena);
-}
-
 /*************************************************************************
-** The sorter: a stream of a source's rows in key order.
+** The sorter.
+**
+** Rows are gathered in an arena with an array of (prefix, row) entries.
+** While everything fits in the budget, the array is sorted once and the
+** rows are handed out from it.  When the budget runs out, the rows so far
+** are sorted and written to a spill file as a sorted run, and gathering
+** starts again; at the end, the runs are merged with a binary heap, in
+** intermediate passes first if there are more runs than the budget has
+** read buffers for.
 */
-struct DsSorter {
-  DsOp *pOp;
-  DsSorted sorted;        /* the rows, sorted in memory */
-  i64 iNext;              /* next row to hand out */
+
+/* One run being merged: its file and its current row. */
+typedef struct DsRunReader DsRunReader;
+struct DsRunReader {
+  DsSpill *pRun;
+  DsArena arena;          /* holds pRow */
+  DsRow *pRow;            /* current row, NULL when the run is done */
+  u64 prefix;             /* its sort prefix */
 };
 
+/* A k-way merge of runs. */
+typedef struct DsMerger DsMerger;
+struct DsMerger {
+  DsRunReader *aRd;
+  int nRd;
+  int *aHeap;             /* indexes into aRd, smallest row on top */
+  int nHeap;
+  int iLast;              /* reader whose row was handed out last, or -1 */
+};
+
+struct DsSorter {
+  DsOp *pOp;
+  int eOrder;
+  DsArena arena;          /* rows gathered in memory */
+  DsSortEntry *aEntry;    /* their entries (sorted once gathering ends) */
+  i64 nEntry;
+  i64 nAlloc;
+  i64 iNext;              /* next entry to hand out (in-memory case) */
+  DsSpill **apRun;        /* sorted runs on disk */
+  int nRun;
+  int nRunAlloc;
+  DsMerger merge;         /* merging the runs (on-disk case) */
+};
+
+/* Does heap entry a come after b? */
+static int dsMergeAfter(const DsSorter *p, const DsRunReader *a,
+                        const DsRunReader *b){
+  if( a->prefix!=b->prefix ) return a->prefix > b->prefix;
+  return (p->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare(a->pRow, b->pRow)
+                                    : dsRowKeyCompare(a->pRow, b->pRow)) > 0;
+}
+
+static void dsHeapSiftDown(const DsSorter *p, DsMerger *m, int i){
+  for(;;){
+    int iMin = i;
+    int l = 2*i + 1, r = 2*i + 2;
+    if( l<m->nHeap && dsMergeAfter(p, &m->aRd[m->aHeap[iMin]],
+                                   &m->aRd[m->aHeap[l]]) ) iMin = l;
+    if( r<m->nHeap && dsMergeAfter(p, &m->aRd[m->aHeap[iMin]],
+                                   &m->aRd[m->aHeap[r]]) ) iMin = r;
+    if( iMin==i ) return;
+    { int t = m->aHeap[i]; m->aHeap[i] = m->aHeap[iMin]; m->aHeap[iMin] = t; }
+    i = iMin;
+  }
+}
+
+/* Read the next row of run reader pRd; pRow becomes NULL at its end. */
+static int dsRunAdvance(DsSorter *p, DsRunReader *pRd){
+  int rc;
+  dsArenaReset(&pRd->arena);
+  rc = dsSpillRead(pRd->pRun, &pRd->arena, &pRd->pRow);
+  if( rc==SQLITE_ROW ){
+    pRd->prefix = dsSortPrefix(pRd->pRow, p->eOrder);
+    return SQLITE_OK;
+  }
+  pRd->pRow = 0;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static void dsMergerFree(DsSorter *p, DsMerger *m){
+  int i;
+  for(i=0; i<m->nRd; i++) dsArenaClear(&m->aRd[i].arena);
+  dsFree(&p->pOp->mem, m->aRd);
+  dsFree(&p->pOp->mem, m->aHeap);
+  memset(m, 0, sizeof(*m));
+}
+
+/* Start merging the n runs apRun[]: read the first row of each. */
+static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
+  int i, rc;
+  memset(m, 0, sizeof(*m));
+  m->iLast = -1;
+  m->aRd = dsMalloc(&p->pOp->mem, (i64)sizeof(DsRunReader) * n);
+  m->aHeap = dsMalloc(&p->pOp->mem, (i64)sizeof(int) * n);
+  if( m->aRd==0 || m->aHeap==0 ) return SQLITE_NOMEM;
+  memset(m->aRd, 0, sizeof(DsRunReader) * (size_t)n);
+  m->nRd = n;
+  for(i=0; i<n; i++){
+    m->aRd[i].pRun = apRun[i];
+    dsArenaInit(&m->aRd[i].arena, &p->pOp->mem);
+    rc = dsSpillRewind(apRun[i]);
+    if( rc==SQLITE_OK ) rc = dsRunAdvance(p, &m->aRd[i]);
+    if( rc!=SQLITE_OK ) return rc;
+    if( m->aRd[i].pRow ) m->aHeap[m->nHeap++] = i;
+  }
+  for(i=m->nHeap/2 - 1; i>=0; i--) dsHeapSiftDown(p, m, i);
+  return SQLITE_OK;
+}
+
+/* The next row of the merge: SQLITE_ROW or SQLITE_DONE.  The row stays
+** valid until the next call. */
+static int dsMergerNext(DsSorter *p, DsMerger *m, DsRow **ppRow){
+  if( m->iLast>=0 ){
+    DsRunReader *pRd = &m->aRd[m->iLast];
+    int rc = dsRunAdvance(p, pRd);
+    if( rc!=SQLITE_OK ) return rc;
+    if( pRd->pRow==0 ) m->aHeap[0] = m->aHeap[--m->nHeap];
+    dsHeapSiftDown(p, m, 0);
+    m->iLast = -1;
+  }
+  if( m->nHeap==0 ) return SQLITE_DONE;
+  m->iLast = m->aHeap[0];
+  *ppRow = m->aRd[m->iLast].pRow;
+  return SQLITE_ROW;
+}
+
+/*
+** Runs merged at once: as many as half the budget has read buffers for
+** (one spill buffer and one arena chunk each), and few enough that two
+** sorters merging at once stay far below the usual limit of 1024 open
+** files.
+*/
+static int dsMergeFanIn(DsOp *pOp){
+  i64 nBuf = pOp->pConn->nMemLimit / 64;
+  i64 nFan;
+  if( nBuf < 4096 ) nBuf = 4096;
+  if( nBuf > 256*1024 ) nBuf = 256*1024;
+  nFan = (pOp->pConn->nMemLimit / 2) / (nBuf + 8192);
+  if( nFan < 2 ) nFan = 2;
+  if( nFan > 128 ) nFan = 128;
+  return (int)nFan;
+}
+
+static int dsSorterAddRun(DsSorter *p, DsSpill *pRun){
+  if( p->nRun==p->nRunAlloc ){
+    int nNew = p->nRunAlloc ? p->nRunAlloc*2 : 16;
+    DsSpill **aNew = dsRealloc(&p->pOp->mem, p->apRun,
+                               (i64)nNew * (i64)sizeof(DsSpill *));
+    if( aNew==0 ){
+      dsSpillClose(pRun);
+      return SQLITE_NOMEM;
+    }
+    p->apRun = aNew;
+    p->nRunAlloc = nNew;
+  }
+  p->apRun[p->nRun++] = pRun;
+  return SQLITE_OK;
+}
+
+static int dsSorterMergePass(DsSorter *p, int n);
+
+/* Sort the rows gathered so far and write them out as a run. */
+static int dsSorterFlushRun(DsSorter *p){
+  DsSpill *pRun = 0;
+  i64 i;
+  int rc = dsSortEntries(p->pOp, p->aEntry, p->nEntry, p->nAlloc, p->eOrder,
+                         &p->aEntry);
+  if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pRun);
+  for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
+    rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
+  }
+  if( rc==SQLITE_OK ){
+    rc = dsSorterAddRun(p, pRun);
+  }else{
+    dsSpillClose(pRun);
+  }
+  p->nEntry = 0;
+  dsArenaReset(&p->arena);
+  /* Keep the number of open runs bounded while gathering. */
+  if( rc==SQLITE_OK && p->nRun>=2*dsMergeFanIn(p->pOp) ){
+    rc = dsSorterMergePass(p, dsMergeFanIn(p->pOp));
+  }
+  return rc;
+}
+
+/* Merge the first n runs into one, which takes their place. */
+static int dsSorterMergePass(DsSorter *p, int n){
+  DsMerger m;
+  DsSpill *pOut = 0;
+  int rc = dsMergerInit(p, &m, p->apRun, n);
+  int i;
+  if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
+  while( rc==SQLITE_OK ){
+    DsRow *pRow;
+    rc = dsMergerNext(p, &m, &pRow);
+    if( rc==SQLITE_ROW ) rc = dsSpillWrite(pOut, pRow);
+  }
+  dsMergerFree(p, &m);
+  if( rc!=SQLITE_DONE ){
+    dsSpillClose(pOut);
+    return rc;
+  }
+  for(i=0; i<n; i++) dsSpillClose(p->apRun[i]);
+  memmove(p->apRun, &p->apRun[n], sizeof(DsSpill *) * (size_t)(p->nRun - n));
+  p->nRun -= n;
+  p->apRun[p->nRun++] = pOut;
+  return SQLITE_OK;
+}
+
+/*
+** Is it time to write the rows gathered so far as a run?  A sorter holds
+** at most half the budget (an operator may run two at once: a merge join
+** sorts both sides, and the first keeps its rows while the second reads),
+** counting the second entry array that sorting needs; less when the
+** connection as a whole is over its limit, but never so little that runs
+** become tiny.
+*/
+static int dsSorterFull(const DsSorter *p){
+  const DsConn *pConn = p->pOp->pConn;
+  i64 nSort = p->nEntry * (i64)sizeof(DsSortEntry);
+  i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
+  if( nOwn > pConn->nMemLimit/2 ) return 1;
+  return pConn->nMemUsed + nSort > pConn->nMemLimit
+      && nOwn > pConn->nMemLimit/16;
+}
+
+/* Gather every row of pSrc, spilling sorted runs past the budget. */
+static int dsSorterGather(DsSorter *p, DsSource *pSrc){
+  for(;;){
+    DsRow *pRow;
+    int rc = pSrc->xNext(pSrc, &p->arena, &pRow);
+    if( rc==SQLITE_DONE ) return SQLITE_OK;
+    if( rc!=SQLITE_ROW ) return rc;
+    if( p->nEntry==p->nAlloc ){
+      i64 nNew = p->nAlloc ? p->nAlloc*2 : 1024;
+      DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
+                                    nNew * (i64)sizeof(DsSortEntry));
+      if( aNew==0 ) return SQLITE_NOMEM;
+      p->aEntry = aNew;
+      p->nAlloc = nNew;
+    }
+    p->aEntry[p->nEntry].prefix = dsSortPrefix(pRow, p->eOrder);
+    p->aEntry[p->nEntry].pRow = pRow;
+    p->nEntry++;
+    if( dsSorterFull(p) ){
+      rc = dsSorterFlushRun(p);
+      if( rc!=SQLITE_OK ) return rc;
+    }
+  }
+}
+
+/*
+** Sort every row of pSrc.  When the rows fit in the budget they are
+** sorted in memory; else they end up in sorted runs, merged down to as
+** many as can be read at once.
+*/
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   DsSorter *p = sqlite3_malloc64(sizeof(DsSorter));
   int rc;
@@ -190,24 +400,54 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->pOp = pOp;
-  rc = dsSortSource(pOp, pSrc, eOrder, &p->sorted);
+  p->eOrder = eOrder;
+  p->merge.iLast = -1;
+  dsArenaInit(&p->arena, &pOp->mem);
+  rc = dsSorterGather(p, pSrc);
+  if( rc==SQLITE_OK && p->nRun==0 ){
+    rc = dsSortEntries(pOp, p->aEntry, p->nEntry, p->nAlloc, eOrder,
+                       &p->aEntry);
+  }else if( rc==SQLITE_OK ){
+    int nFan = dsMergeFanIn(pOp);
+    if( p->nEntry>0 ) rc = dsSorterFlushRun(p);
+    dsFree(&pOp->mem, p->aEntry);
+    p->aEntry = 0;
+    p->nEntry = p->nAlloc = 0;
+    dsArenaClear(&p->arena);
+    while( rc==SQLITE_OK && p->nRun>nFan ){
+      rc = dsSorterMergePass(p, nFan);
+    }
+    if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
+  }
   if( rc!=SQLITE_OK ){
-    sqlite3_free(p);
+    dsSorterClose(p);
     return rc;
   }
   *ppSorter = p;
   return SQLITE_OK;
 }
 
+/* The next row in order: SQLITE_ROW or SQLITE_DONE (or an error). */
 int dsSorterNext(DsSorter *p, DsRow **ppRow){
-  if( p->iNext>=p->sorted.nRow ) return SQLITE_DONE;
-  *ppRow = p->sorted.aRow[p->iNext++];
+  if( p->nRun ) return dsMergerNext(p, &p->merge, ppRow);
+  if( p->iNext>=p->nEntry ) return SQLITE_DONE;
+  *ppRow = p->aEntry[p->iNext++].pRow;
   return SQLITE_ROW;
+}
+
+/* True if every row stays valid until the sorter is closed. */
+int dsSorterStable(const DsSorter *p){
+  return p->nRun==0;
 }
 
 void dsSorterClose(DsSorter *p){
   if( p ){
-    dsSortedFree(&p->sorted, &p->pOp->mem);
+    int i;
+    dsMergerFree(p, &p->merge);
+    for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
+    dsFree(&p->pOp->mem, p->apRun);
+    dsFree(&p->pOp->mem, p->aEntry);
+    dsArenaClear(&p->arena);
     sqlite3_free(p);
   }
 }

@@ -12,7 +12,8 @@
 #    (tester.tcl's finish_test does); a file that dies without that line
 #    counts as 1 failure and its output is shown.  The output of a file with
 #    failures is shown too (without the lines of passing tests, except the
-#    last one before a crash).
+#    last one before a crash); of a file without, only its lines
+#    `NAME... SKIPPED: REASON` (tester.tcl's skip_test).
 # 2. Every sql/examples/*.sql runs through the sqlite3 shell as
 #    `sqlite3 -batch -bail :memory: < FILE` from the repository root; its
 #    stdout and stderr together must equal sql/examples/NAME.expected byte
@@ -50,6 +51,7 @@ if {![info exists env(DS_TEST_VERBOSE)] || $env(DS_TEST_VERBOSE) eq ""} {
 set nPass 0
 set nFail 0
 set nSkip 0
+set nSkipTest 0
 set failures {}
 
 # --------------------------------------------------------------------------
@@ -184,6 +186,11 @@ proc run_test_file {file} {
   if {$f > 0} {
     show_output [test_output $output 0]
     lappend failures $name
+  } else {
+    # Tests skipped for lack of what they need say why (tester's skip_test).
+    foreach line [split $output \n] {
+      if {[string match {*... SKIPPED: *} $line]} { puts "    $line"; incr ::nSkipTest }
+    }
   }
   incr nPass $p
   incr nFail $f
@@ -284,5 +291,6 @@ foreach file $examples { run_example $file }
 puts ""
 if {[llength $failures] > 0} { puts "Failed: [join $failures {, }]" }
 if {$nSkip > 0} { puts "Skipped: $nSkip example(s)" }
+if {$nSkipTest > 0} { puts "Skipped: $nSkipTest test(s), reasons above" }
 puts "$nPass passed, $nFail failed"
 exit [expr {$nFail > 0}]

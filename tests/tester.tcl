@@ -22,6 +22,10 @@
 #                                       need quoting in a Tcl list.
 #   do_test NAME SCRIPT EXPECTED        result of SCRIPT (run at global level)
 #                                       == EXPECTED, compared as strings
+#   skip_test NAME REASON               a test that cannot run here because
+#                                       what it needs is absent: prints
+#                                       `NAME... SKIPPED: REASON` (runall.tcl
+#                                       shows these lines), counts nothing
 #   execsql SQL ?DB?, catchsql SQL ?DB? the helpers behind the above
 #   reset_db                            close `db`, open it again on a fresh
 #                                       empty database file
@@ -204,6 +208,10 @@ proc do_rows_test {name sql expected} {
     return
   }
   tester_result $name [expr {$actual eq $want}] "\n$want\n" "\n$actual\n"
+}
+
+proc skip_test {name reason} {
+  puts "$name... SKIPPED: $reason"
 }
 
 proc finish_test {} {

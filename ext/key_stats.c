@@ -1,0 +1,550 @@
+/*
+** key_stats.c: ds_key_stats(key), the skew check before a join.
+**
+** The result is one JSON object:
+**
+**   {"rows":R,"nulls":N,"distinct":D,"max_count":M,
+**    "top":[[key,count],...],"exact":true}
+**
+** rows counts every row, nulls the rows whose key is NULL, distinct the
+** other keys, max_count the rows of the most frequent key, and top holds
+** up to 10 keys with their counts, the most frequent first, equal counts
+** in SQLite's order of the keys.  Keys are equal as the extension's key
+** equality says (1 and 1.0 are one key, '1' another): they are hashed with
+** dsValueHash() and compared with dsValueCompare(), the core's hash and
+** order, and a key seen as 1 and as 1.0 shows as the one seen first.
+**
+** Exact mode.  Every distinct key gets a counter (DsKeyCount: the key
+** packed as in a row, its count), found through a chained directory that
+** doubles as keys arrive.  All of it is charged to the connection's
+** budget (DsMem).  Before a new counter or a bigger directory would take
+** the connection past memory_limit, less the room the sketches below
+** need, the function changes mode once and for all.
+**
+** Approximate mode ("exact":false).  Two fixed-size sketches replace the
+** counters:
+**
+**   - distinct comes from a HyperLogLog of 2^p one-byte registers fed with
+**     the same 64-bit key hash (the top p bits pick a register, the rank
+**     of the first set bit of the rest goes in it), estimated with Ertl's
+**     improved estimator ("New cardinality estimation algorithms for
+**     HyperLogLog sketches", 2017), which needs no bias tables and no
+**     switch to linear counting.  Relative standard error about
+**     1.04/sqrt(2^p).  Every key counted so far is fed in at the change
+**     of mode, and the estimate is never below the number of keys known
+**     to be distinct then, nor above the non-NULL rows.
+**
+**   - top and max_count come from Space-Saving (Metwally et al., 2005)
+**     with k counters: the k most frequent keys at the change of mode
+**     keep their exact counts, the other counters are freed; after that a
+**     key without a counter takes over the smallest counter m and counts
+**     from m+1, remembering m as its possible error.  A count is then
+**     never below the key's true count and at most its error above it
+**     (the largest such error among the top keys is reported as
+**     "count_error"), every error is at most the smallest counter, which
+**     is at most (non-NULL rows)/k, and every key with more rows than that
+**     is sure to hold a counter.  A min-heap on the counts finds the
+**     smallest counter; the directory, now of fixed size, finds a key's.
+**
+** p and k follow memory_limit (dsSketchSize): p is the largest in 8..14
+** with 2^p <= memory_limit/16, k is memory_limit/256 within 32..1024.  At
+** the default 256 MiB that is p=14 (0.8% standard error) and k=1024.  The
+** sketches take 2^p bytes, k pointers and k counters; a counter holds its
+** key, so long keys make them larger (k keys are held at most); the
+** smallest take about 3.3 KiB, more than a memory_limit below that.  rows
+** and nulls stay exact in either mode.
+*/
+#include "dataset_int.h"
+
+#include <math.h>
+
+#define DS_KS_TOP        10     /* keys in "top" */
+#define DS_KS_MIN_SLOTS  16     /* first directory size */
+#define DS_HLL_MIN_BITS  8
+#define DS_HLL_MAX_BITS  14
+#define DS_SS_MIN        32
+#define DS_SS_MAX        1024
+
+typedef struct DsKeyCount DsKeyCount;
+struct DsKeyCount {
+  DsKeyCount *pNext;      /* next in the directory chain */
+  u64 hash;               /* dsValueHash() of the key */
+  i64 nCount;             /* rows with the key (approximate: an upper bound) */
+  i64 nErr;               /* how far nCount may exceed the truth */
+  i64 iHeap;              /* position in aHeap (approximate mode) */
+  u32 nKey;               /* bytes of aKey */
+  u8 aKey[];              /* the key, packed as a row holds a value */
+};
+
+#define DS_KC_SIZE(nKey) ((i64)offsetof(DsKeyCount, aKey) + (nKey))
+
+typedef struct DsKeyStats DsKeyStats;
+struct DsKeyStats {
+  DsMem mem;              /* charges everything below to the connection */
+  int bInit;              /* mem is set up */
+  int bApprox;            /* the sketches have replaced the counters */
+  i64 nRow;               /* rows seen */
+  i64 nNull;              /* rows with a NULL key */
+  DsKeyCount **aSlot;     /* directory of counters, power-of-two size */
+  u64 mask;               /* its size - 1 */
+  i64 nKey;               /* counters held */
+  /* Approximate mode only */
+  int nBits;              /* HyperLogLog precision p */
+  u8 *aReg;               /* its 2^p registers */
+  DsKeyCount **aHeap;     /* the counters, a min-heap on nCount */
+  i64 nHeapMax;           /* Space-Saving's k */
+  i64 nKnown;             /* distinct keys counted exactly before */
+};
+
+/*************************************************************************
+** Sizes
+*/
+
+/* HyperLogLog precision and Space-Saving counters for a memory limit. */
+static void dsSketchSize(i64 nLimit, int *pnBits, i64 *pnCounter){
+  int p = DS_HLL_MIN_BITS;
+  i64 k = nLimit / 256;
+  while( p < DS_HLL_MAX_BITS && ((i64)2 << p) <= nLimit / 16 ) p++;
+  if( k < DS_SS_MIN ) k = DS_SS_MIN;
+  if( k > DS_SS_MAX ) k = DS_SS_MAX;
+  *pnBits = p;
+  *pnCounter = k;
+}
+
+/* Room kept free in exact mode for what the change of mode allocates. */
+static i64 dsSketchReserve(i64 nLimit){
+  int p;
+  i64 k;
+  dsSketchSize(nLimit, &p, &k);
+  return ((i64)1 << p) + k * (i64)sizeof(DsKeyCount *) + 256;
+}
+
+/* Exact mode may take nMore bytes more. */
+static int dsKsFits(const DsKeyStats *p, i64 nMore){
+  const DsConn *pConn = p->mem.pConn;
+  return pConn->nMemUsed + nMore + dsSketchReserve(pConn->nMemLimit)
+         <= pConn->nMemLimit;
+}
+
+/*************************************************************************
+** Counters and their directory
+*/
+static DsKeyCount *dsKsFind(const DsKeyStats *p, u64 h, const DsValue *pKey){
+  DsKeyCount *e;
+  for(e=p->aSlot[h & p->mask]; e; e=e->pNext){
+    if( e->hash==h ){
+      DsValue v;
+      dsValueDecode(e->aKey, &v);
+      if( dsValueCompare(&v, pKey)==0 ) return e;
+    }
+  }
+  return 0;
+}
+
+static void dsKsLink(DsKeyStats *p, DsKeyCount *e){
+  DsKeyCount **pp = &p->aSlot[e->hash & p->mask];
+  e->pNext = *pp;
+  *pp = e;
+}
+
+static void dsKsUnlink(DsKeyStats *p, DsKeyCount *e){
+  DsKeyCount **pp = &p->aSlot[e->hash & p->mask];
+  while( *pp!=e ) pp = &(*pp)->pNext;
+  *pp = e->pNext;
+}
+
+/* Give the directory nSlot slots (a power of two), moving the counters. */
+static int dsKsResize(DsKeyStats *p, i64 nSlot){
+  DsKeyCount **aOld = p->aSlot;
+  i64 nOld = aOld ? (i64)p->mask + 1 : 0;
+  i64 i;
+  DsKeyCount **aNew = dsMalloc(&p->mem, nSlot * (i64)sizeof(DsKeyCount *));
+  if( aNew==0 ) return SQLITE_NOMEM;
+  memset(aNew, 0, (size_t)nSlot * sizeof(DsKeyCount *));
+  p->aSlot = aNew;
+  p->mask = (u64)nSlot - 1;
+  for(i=0; i<nOld; i++){
+    DsKeyCount *e = aOld[i];
+    while( e ){
+      DsKeyCount *pNext = e->pNext;
+      dsKsLink(p, e);
+      e = pNext;
+    }
+  }
+  dsFree(&p->mem, aOld);
+  return SQLITE_OK;
+}
+
+/* Write key pKey of nKey packed bytes and hash h into e. */
+static void dsKsSetKey(DsKeyCount *e, u64 h, const DsValue *pKey, i64 nKey){
+  e->hash = h;
+  e->nKey = (u32)nKey;
+  dsValuePut(e->aKey, pKey);
+}
+
+static DsKeyCount *dsKsNew(DsKeyStats *p, u64 h, const DsValue *pKey,
+                           i64 nKey){
+  DsKeyCount *e = dsMalloc(&p->mem, DS_KC_SIZE(nKey));
+  if( e ){
+    dsKsSetKey(e, h, pKey, nKey);
+    e->nCount = 1;
+    e->nErr = 0;
+    e->iHeap = -1;
+  }
+  return e;
+}
+
+/*************************************************************************
+** The min-heap of counters (approximate mode): aHeap[0..nKey)
+*/
+static void dsHeapSet(DsKeyStats *p, i64 i, DsKeyCount *e){
+  p->aHeap[i] = e;
+  e->iHeap = i;
+}
+
+/* The counter at i may have grown: move it down to its place. */
+static void dsHeapDown(DsKeyStats *p, i64 i){
+  DsKeyCount *e = p->aHeap[i];
+  for(;;){
+    i64 c = 2*i + 1;
+    if( c >= p->nKey ) break;
+    if( c+1 < p->nKey && p->aHeap[c+1]->nCount < p->aHeap[c]->nCount ) c++;
+    if( p->aHeap[c]->nCount >= e->nCount ) break;
+    dsHeapSet(p, i, p->aHeap[c]);
+    i = c;
+  }
+  dsHeapSet(p, i, e);
+}
+
+/* The counter at i is new: move it up to its place. */
+static void dsHeapUp(DsKeyStats *p, i64 i){
+  DsKeyCount *e = p->aHeap[i];
+  while( i>0 ){
+    i64 iParent = (i - 1) / 2;
+    if( p->aHeap[iParent]->nCount <= e->nCount ) break;
+    dsHeapSet(p, i, p->aHeap[iParent]);
+    i = iParent;
+  }
+  dsHeapSet(p, i, e);
+}
+
+/*************************************************************************
+** HyperLogLog
+*/
+static int dsClz64(u64 w){
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_clzll(w);
+#else
+  int n = 0;
+  while( (w & ((u64)1 << 63))==0 ){ n++; w <<= 1; }
+  return n;
+#endif
+}
+
+static void dsHllAdd(DsKeyStats *p, u64 h){
+  int q = 64 - p->nBits;
+  u64 w = h << p->nBits;
+  int nRank = w ? dsClz64(w) + 1 : q + 1;
+  u8 *pReg = &p->aReg[h >> q];
+  if( *pReg < nRank ) *pReg = (u8)nRank;
+}
+
+static double dsHllSigma(double x){
+  double y = 1.0;
+  double z = x;
+  double zPrev;
+  if( x==1.0 ) return INFINITY;
+  do{
+    x *= x;
+    zPrev = z;
+    z += x * y;
+    y += y;
+  }while( z!=zPrev );
+  return z;
+}
+
+static double dsHllTau(double x){
+  double y = 1.0;
+  double z;
+  double zPrev;
+  if( x==0.0 || x==1.0 ) return 0.0;
+  z = 1.0 - x;
+  do{
+    x = sqrt(x);
+    zPrev = z;
+    y *= 0.5;
+    z -= (1.0 - x) * (1.0 - x) * y;
+  }while( z!=zPrev );
+  return z / 3.0;
+}
+
+/* Ertl's improved estimator over the histogram of register values. */
+static double dsHllEstimate(const u8 *aReg, int nBits){
+  int q = 64 - nBits;
+  double m = (double)((i64)1 << nBits);
+  i64 aCount[66];
+  i64 i;
+  double z;
+  int k;
+  memset(aCount, 0, sizeof(aCount));
+  for(i=0; i<((i64)1 << nBits); i++) aCount[aReg[i]]++;
+  if( (double)aCount[0]==m ) return 0.0;
+  z = m * dsHllTau(1.0 - (double)aCount[q+1] / m);
+  for(k=q; k>=1; k--) z = 0.5 * (z + (double)aCount[k]);
+  z += m * dsHllSigma((double)aCount[0] / m);
+  return m * m / z / (2.0 * 0.6931471805599453);
+}
+
+/*************************************************************************
+** Counting
+*/
+
+/*
+** Leave exact mode: feed every key to a new HyperLogLog, keep the
+** nHeapMax most frequent counters as Space-Saving's, free the others.
+*/
+static int dsKsToApprox(DsKeyStats *p){
+  DsConn *pConn = p->mem.pConn;
+  DsKeyCount **aOld = p->aSlot;
+  i64 nOld = aOld ? (i64)p->mask + 1 : 0;
+  i64 nSlot = 16;
+  i64 i;
+  dsSketchSize(pConn->nMemLimit, &p->nBits, &p->nHeapMax);
+  p->aReg = dsMalloc(&p->mem, (i64)1 << p->nBits);
+  p->aHeap = dsMalloc(&p->mem, p->nHeapMax * (i64)sizeof(DsKeyCount *));
+  if( p->aReg==0 || p->aHeap==0 ) return SQLITE_NOMEM;
+  memset(p->aReg, 0, (size_t)1 << p->nBits);
+
+  /* From here on the counters are in the heap only, until relinked. */
+  p->bApprox = 1;
+  p->nKnown = p->nKey;
+  p->nKey = 0;
+  p->aSlot = 0;
+  for(i=0; i<nOld; i++){
+    DsKeyCount *e = aOld[i];
+    while( e ){
+      DsKeyCount *pNext = e->pNext;
+      dsHllAdd(p, e->hash);
+      if( p->nKey < p->nHeapMax ){
+        p->aHeap[p->nKey++] = e;
+        dsHeapUp(p, p->nKey - 1);
+      }else if( e->nCount > p->aHeap[0]->nCount ){
+        dsFree(&p->mem, p->aHeap[0]);
+        dsHeapSet(p, 0, e);
+        dsHeapDown(p, 0);
+      }else{
+        dsFree(&p->mem, e);
+      }
+      e = pNext;
+    }
+  }
+  dsFree(&p->mem, aOld);
+
+  while( nSlot < 2*p->nHeapMax ) nSlot *= 2;
+  p->aSlot = dsMalloc(&p->mem, nSlot * (i64)sizeof(DsKeyCount *));
+  if( p->aSlot==0 ) return SQLITE_NOMEM;
+  memset(p->aSlot, 0, (size_t)nSlot * sizeof(DsKeyCount *));
+  p->mask = (u64)nSlot - 1;
+  for(i=0; i<p->nKey; i++) dsKsLink(p, p->aHeap[i]);
+  return SQLITE_OK;
+}
+
+/* Count one row of non-NULL key pKey, hash h, in approximate mode. */
+static int dsKsApproxAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
+  DsKeyCount *e;
+  i64 nKey, m;
+  if( p->aSlot==0 ) return SQLITE_NOMEM;   /* the change of mode failed */
+  dsHllAdd(p, h);
+  e = dsKsFind(p, h, pKey);
+  if( e ){
+    e->nCount++;
+    dsHeapDown(p, e->iHeap);
+    return SQLITE_OK;
+  }
+  nKey = dsValueSize(pKey);
+  if( p->nKey < p->nHeapMax ){
+    /* Nothing was ever evicted, so this key is new: its count is exact. */
+    e = dsKsNew(p, h, pKey, nKey);
+    if( e==0 ) return SQLITE_NOMEM;
+    dsKsLink(p, e);
+    p->aHeap[p->nKey++] = e;
+    dsHeapUp(p, p->nKey - 1);
+    return SQLITE_OK;
+  }
+  /* Space-Saving: take over the smallest counter. */
+  e = p->aHeap[0];
+  m = e->nCount;
+  dsKsUnlink(p, e);
+  if( (i64)e->nKey!=nKey ){
+    DsKeyCount *eNew = dsRealloc(&p->mem, e, DS_KC_SIZE(nKey));
+    if( eNew==0 ){
+      dsKsLink(p, e);
+      return SQLITE_NOMEM;
+    }
+    e = eNew;
+  }
+  dsKsSetKey(e, h, pKey, nKey);
+  e->nCount = m + 1;
+  e->nErr = m;
+  dsKsLink(p, e);
+  dsHeapSet(p, 0, e);
+  dsHeapDown(p, 0);
+  return SQLITE_OK;
+}
+
+/* Count one row of non-NULL key pKey, hash h, exactly if it fits. */
+static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
+  DsKeyCount *e = p->aSlot ? dsKsFind(p, h, pKey) : 0;
+  i64 nKey, nSlot = 0, nGrow = 0;
+  int rc;
+  if( e ){
+    e->nCount++;
+    return SQLITE_OK;
+  }
+  nKey = dsValueSize(pKey);
+  if( p->aSlot==0 ){
+    nSlot = DS_KS_MIN_SLOTS;
+  }else if( p->nKey > (i64)p->mask ){
+    nSlot = 2 * ((i64)p->mask + 1);
+  }
+  nGrow = nSlot * (i64)sizeof(DsKeyCount *);
+  if( !dsKsFits(p, DS_KC_SIZE(nKey) + nGrow) ){
+    rc = dsKsToApprox(p);
+    return rc ? rc : dsKsApproxAdd(p, h, pKey);
+  }
+  if( nSlot && dsKsResize(p, nSlot)!=SQLITE_OK ) return SQLITE_NOMEM;
+  e = dsKsNew(p, h, pKey, nKey);
+  if( e==0 ) return SQLITE_NOMEM;
+  dsKsLink(p, e);
+  p->nKey++;
+  return SQLITE_OK;
+}
+
+void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  DsKeyStats *p = sqlite3_aggregate_context(ctx, (int)sizeof(*p));
+  DsValue v;
+  int rc;
+  (void)argc;
+  if( p==0 || dsValueFromSql(argv[0], &v)!=SQLITE_OK ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( !p->bInit ){
+    dsMemInit(&p->mem, (DsConn *)sqlite3_user_data(ctx));
+    p->bInit = 1;
+  }
+  p->nRow++;
+  if( v.eType==DS_NULL ){
+    p->nNull++;
+    return;
+  }
+  if( p->bApprox ){
+    rc = dsKsApproxAdd(p, dsValueHash(&v, 0), &v);
+  }else{
+    rc = dsKsExactAdd(p, dsValueHash(&v, 0), &v);
+  }
+  if( rc!=SQLITE_OK ) sqlite3_result_error_nomem(ctx);
+}
+
+/*************************************************************************
+** The result
+*/
+
+/* a goes before b in "top": more rows, or as many and a smaller key. */
+static int dsTopBefore(const DsKeyCount *a, const DsKeyCount *b){
+  DsValue va, vb;
+  if( a->nCount!=b->nCount ) return a->nCount > b->nCount;
+  dsValueDecode(a->aKey, &va);
+  dsValueDecode(b->aKey, &vb);
+  return dsValueCompare(&va, &vb) < 0;
+}
+
+/* Put e into aTop[0..*pnTop), kept sorted, if it is among the first. */
+static void dsTopOffer(DsKeyCount **aTop, int *pnTop, DsKeyCount *e){
+  int i = *pnTop;
+  if( i==DS_KS_TOP ){
+    if( !dsTopBefore(e, aTop[DS_KS_TOP-1]) ) return;
+    i--;
+  }else{
+    (*pnTop)++;
+  }
+  while( i>0 && dsTopBefore(e, aTop[i-1]) ){
+    aTop[i] = aTop[i-1];
+    i--;
+  }
+  aTop[i] = e;
+}
+
+static i64 dsKsDistinct(const DsKeyStats *p){
+  i64 n;
+  if( !p->bApprox ) return p->nKey;
+  n = (i64)(dsHllEstimate(p->aReg, p->nBits) + 0.5);
+  if( n < p->nKnown ) n = p->nKnown;
+  if( n < p->nKey ) n = p->nKey;
+  if( n > p->nRow - p->nNull ) n = p->nRow - p->nNull;
+  return n;
+}
+
+static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
+  sqlite3_str *pOut = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  DsKeyCount *aTop[DS_KS_TOP];
+  int nTop = 0;
+  i64 nErr = 0;
+  int i;
+  if( p && p->aSlot ){
+    u64 j;
+    for(j=0; j<=p->mask; j++){
+      DsKeyCount *e;
+      for(e=p->aSlot[j]; e; e=e->pNext) dsTopOffer(aTop, &nTop, e);
+    }
+  }
+  sqlite3_str_appendf(pOut,
+      "{\"rows\":%lld,\"nulls\":%lld,\"distinct\":%lld,\"max_count\":%lld,"
+      "\"top\":[",
+      p ? p->nRow : 0, p ? p->nNull : 0, p ? dsKsDistinct(p) : 0,
+      nTop ? aTop[0]->nCount : 0);
+  for(i=0; i<nTop; i++){
+    DsValue v;
+    dsValueDecode(aTop[i]->aKey, &v);
+    sqlite3_str_appendall(pOut, i ? ",[" : "[");
+    dsJsonValue(pOut, &v);
+    sqlite3_str_appendf(pOut, ",%lld]", aTop[i]->nCount);
+    if( aTop[i]->nErr > nErr ) nErr = aTop[i]->nErr;
+  }
+  if( p && p->bApprox ){
+    sqlite3_str_appendf(pOut, "],\"exact\":false,\"count_error\":%lld}", nErr);
+  }else{
+    sqlite3_str_appendall(pOut, "],\"exact\":true}");
+  }
+  dsResultJson(ctx, pOut);
+}
+
+static void dsKeyStatsFree(DsKeyStats *p){
+  if( p->bApprox ){
+    i64 i;
+    for(i=0; i<p->nKey; i++) dsFree(&p->mem, p->aHeap[i]);
+  }else if( p->aSlot ){
+    u64 j;
+    for(j=0; j<=p->mask; j++){
+      DsKeyCount *e = p->aSlot[j];
+      while( e ){
+        DsKeyCount *pNext = e->pNext;
+        dsFree(&p->mem, e);
+        e = pNext;
+      }
+    }
+  }
+  dsFree(&p->mem, p->aSlot);
+  dsFree(&p->mem, p->aHeap);
+  dsFree(&p->mem, p->aReg);
+  p->aSlot = 0;
+  p->aHeap = 0;
+  p->aReg = 0;
+  p->nKey = 0;
+}
+
+void dsKeyStatsFinal(sqlite3_context *ctx){
+  DsKeyStats *p = sqlite3_aggregate_context(ctx, 0);
+  dsKeyStatsResult(ctx, p);
+  if( p ) dsKeyStatsFree(p);
+}
