@@ -1,14 +1,19 @@
 /*
 ** json.c: JSON text of values, as the table-valued forms return rows.
 **
-** The text matches what SQLite's own json_object() writes for the same
-** values, so that a user can compare the two: integers in decimal, reals
-** with "%!.15g" (1.0 stays 1.0), strings escaped as SQLite escapes them.
-** Two deliberate differences: a BLOB becomes a string of upper-case hex
-** digits, as hex() writes it (json_object() refuses blobs), and an
-** infinite real becomes 9.0e+999, as newer SQLite writes it.
+** The text is what SQLite's own json_object() writes for the same values,
+** so that a user can compare the two: integers in decimal, strings
+** escaped as SQLite escapes them, reals as SQLite 3.40 writes them
+** ("%!.15g": 1.0 stays 1.0) whenever that reads back as the same number.
+** Deliberate differences: a real that 15 digits cannot carry gets 16 or
+** 17 (newer SQLite writes 17 digits always), so no value is changed by the
+** trip through JSON; a BLOB becomes a string of upper-case hex digits, as
+** hex() writes it (json_object() refuses blobs); an infinite real becomes
+** 9.0e+999, as newer SQLite writes it.
 */
 #include "dataset_int.h"
+
+#include <stdlib.h>
 
 void dsJsonString(sqlite3_str *pOut, const char *z, int n){
   static const char aShort[32] = {
@@ -73,6 +78,21 @@ static void dsJsonInt(sqlite3_str *pOut, i64 v){
   sqlite3_str_append(pOut, aBuf + i, (int)sizeof(aBuf) - i);
 }
 
+/*
+** A real as the shortest of %!.15g, %!.16g and %!.17g that reads back as
+** the same double: 0.1 stays 0.1, yet 0.1+0.2 keeps its last digits.
+*/
+static void dsJsonReal(sqlite3_str *pOut, double r){
+  char aBuf[40];
+  int nDigit;
+  for(nDigit=15; nDigit<17; nDigit++){
+    sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.*g", nDigit, r);
+    if( strtod(aBuf, 0)==r ) break;
+  }
+  if( nDigit==17 ) sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.17g", r);
+  sqlite3_str_appendall(pOut, aBuf);
+}
+
 void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
   switch( pVal->eType ){
     case DS_INT:
@@ -84,7 +104,7 @@ void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
       }else if( pVal->r < -1.7976931348623157e308 ){
         sqlite3_str_append(pOut, "-9.0e+999", 9);
       }else{
-        sqlite3_str_appendf(pOut, "%!0.15g", pVal->r);
+        dsJsonReal(pOut, pVal->r);
       }
       break;
     case DS_TEXT:
