@@ -70,6 +70,8 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   /* The module owns pConn from here on: it is freed with the connection,
   ** or at once if registration fails. */
   rc = dsRegisterJoinVtab(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterCoGroupVtab(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterCrossVtab(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterConfig(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterPlan(db, pConn);

@@ -22,6 +22,10 @@
 **   join_vtab.c   the ds_join_hint module
 **   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
 **   key_stats.c   ds_key_stats(): exact key counts, then sketches
+**   cogroup.c     coGroup: both sides sorted, merged into groups
+**   cogroup_vtab.c the ds_cogroup module
+**   cross.c       cross product: a buffered side, a streamed side
+**   cross_vtab.c  the ds_cross module
 */
 #ifndef DATASET_INT_H
 #define DATASET_INT_H
@@ -219,6 +223,14 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
                         int *pbAtLeast);
+int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
+                       int bAll, const u8 *aWant, int **paiSlot,
+                       int **paiPay, int *pnPay);
+
+/* JSON of keys and rows (json.c) */
+void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
+void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+                  const DsValue *aVal);
 
 /*************************************************************************
 ** Hints, join types and the statistics of a run (join.c, stats.c)
@@ -403,6 +415,8 @@ struct DsRowBuf {
   DsRow *pHead, *pTail;   /* them, linked in order */
   i64 nMem;               /* rows in memory */
   DsSpill *pFile;         /* rows appended once memory ran out */
+  i64 nMemMax;            /* bytes of rows to hold in memory at most;
+                          ** 0: as many as the budget allows */
   i64 nRow;               /* all rows */
   DsRow *pCur;            /* next row in memory to read */
   int bReadFile;
@@ -427,6 +441,7 @@ struct DsBlockCross {
   int bOuterDone;
   DsArena innerArena;     /* the current inner row, when read from a file */
   DsRow *pInnerRow;
+  i64 nLoaded;            /* blocks loaded so far */
 };
 void dsBlockCrossInit(DsBlockCross *p, DsOp *pOp, DsSource *pOuter,
                       DsRowBuf *pInner);
@@ -486,6 +501,8 @@ int dsVtabFunctionBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
                             int *pmArg);
 void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
                         sqlite3_value **aArg);
+void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
+int dsVtabColUsed(u64 mUsed, int iCol);
 
 /*************************************************************************
 ** Modules and functions
@@ -502,5 +519,62 @@ void dsKeyStatsFinal(sqlite3_context *ctx);
 #ifndef SQLITE_RESULT_SUBTYPE
 # define SQLITE_RESULT_SUBTYPE 0x001000000
 #endif
+int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterCrossVtab(sqlite3 *db, DsConn *pConn);
+
+/*************************************************************************
+** coGroup (cogroup.c): every distinct key of either input with the group
+** of rows each side has for it.  Groups come in DS_ORDER_GROUP order: the
+** NULL-key group of the left side, then that of the right side (they
+** never meet), then the other keys ascending.  Each side's group is
+** counted, and made into a JSON array of row objects where asked for.
+*/
+typedef struct DsCoGroupSpec DsCoGroupSpec;
+struct DsCoGroupSpec {
+  const char *zFunc;      /* the SQL function or module, for messages */
+  DsInput *apIn[2];       /* left and right inputs */
+  int nKey;               /* key columns per side */
+  int *aaiKey[2];         /* their column numbers in each input */
+  int abJson[2];          /* make the JSON array of each side's group */
+};
+
+typedef struct DsCoGroup DsCoGroup;
+int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
+                  DsCoGroup **ppGroup, char **pzErr);
+int dsCoGroupNext(DsCoGroup *p, char **pzErr);
+const DsRow *dsCoGroupKey(const DsCoGroup *p);
+i64 dsCoGroupCount(const DsCoGroup *p, int iSide);
+sqlite3_str *dsCoGroupJson(DsCoGroup *p, int iSide);
+void dsCoGroupClose(DsCoGroup *p);
+
+/*************************************************************************
+** Cross product (cross.c).  Hints name the side to buffer (Flink's
+** crossWithHuge and crossWithTiny); the other side is streamed once.
+*/
+#define DS_CROSS_OPTIMIZER    0
+#define DS_CROSS_FIRST_SMALL  1
+#define DS_CROSS_SECOND_SMALL 2
+#define DS_N_CROSS_HINT       3
+extern const char *const dsCrossHintName[DS_N_CROSS_HINT];
+
+int dsParseCrossHintText(const char *zFunc, const char *z, int *peHint,
+                         char **pzErr);
+int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                     char **pzErr);
+
+typedef struct DsCrossSpec DsCrossSpec;
+struct DsCrossSpec {
+  const char *zFunc;      /* the SQL function or module, for messages */
+  DsInput *apIn[2];       /* left and right inputs */
+  int anCol[2];           /* columns to carry from each side */
+  int *aaiCol[2];         /* their column numbers in each input */
+  int eHint;              /* DS_CROSS_* */
+};
+
+typedef struct DsCross DsCross;
+int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
+                char **pzErr);
+int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr);
+void dsCrossClose(DsCross *p);
 
 #endif /* DATASET_INT_H */

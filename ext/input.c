@@ -770,3 +770,42 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
   }
   return nRow;
 }
+
+/*
+** Decide the columns an operator carries from input pIn: the nKey key
+** columns aiKey[] always, and the other columns that are wanted (all of
+** them when bAll, else those with aWant[c] set; aWant may be NULL), in
+** input order, as payload.  *paiPay gets those payload columns (*pnPay of
+** them), *paiSlot maps each input column to its value's position in a
+** row (-1 for a column not carried; a wanted key column is read from its
+** key slot).  Both arrays are sqlite3_malloc'd.
+*/
+int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
+                       int bAll, const u8 *aWant, int **paiSlot,
+                       int **paiPay, int *pnPay){
+  int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
+  int nPay = 0;
+  int c, k;
+  *paiSlot = *paiPay = 0;
+  *pnPay = 0;
+  if( aiSlot==0 || aiPay==0 ){
+    sqlite3_free(aiSlot);
+    sqlite3_free(aiPay);
+    return SQLITE_NOMEM;
+  }
+  for(c=0; c<pIn->nCol; c++){
+    aiSlot[c] = -1;
+    for(k=0; k<nKey; k++){
+      if( aiKey[k]==c ){ aiSlot[c] = k; break; }
+    }
+    if( aiSlot[c]<0 && (bAll || (aWant && aWant[c])) ){
+      aiSlot[c] = nKey + nPay;
+      aiPay[nPay++] = c;
+    }
+  }
+  *paiSlot = aiSlot;
+  *paiPay = aiPay;
+  *pnPay = nPay;
+  return SQLITE_OK;
+}

@@ -110,11 +110,6 @@ struct DsJoinCursor {
   int bEof;
 };
 
-static void dsSetVtabError(sqlite3_vtab *pVtab, char *zMsg){
-  sqlite3_free(pVtab->zErrMsg);
-  pVtab->zErrMsg = zMsg;
-}
-
 static void dsJoinTableFree(DsJoinTable *pTab){
   if( pTab ){
     int i;
@@ -306,37 +301,15 @@ static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
 }
 
 /*
-** Decide the columns side iSide carries: the key columns always, and the
-** others for which aWant[c] is set (aWant NULL: none).  aaiSlot maps each
-** input column to its value in the row, -1 for a column not carried; a
-** wanted key column is read from its key slot.
+** Decide the columns side iSide carries (dsInputPlanColumns): the key
+** columns always, and the others when bAll or aWant[c] is set.
 */
-static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide,
+static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bAll,
                              const u8 *aWant){
-  const DsInput *pIn = pCur->apIn[iSide];
-  int *aiSlot = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
-  int *aiPay = sqlite3_malloc64(sizeof(int) * (size_t)(pIn->nCol + 1));
-  int nPay = 0;
-  int c, k;
-  if( aiSlot==0 || aiPay==0 ){
-    sqlite3_free(aiSlot);
-    sqlite3_free(aiPay);
-    return SQLITE_NOMEM;
-  }
-  for(c=0; c<pIn->nCol; c++){
-    aiSlot[c] = -1;
-    for(k=0; k<pCur->nKey; k++){
-      if( pCur->aaiKey[iSide][k]==c ){ aiSlot[c] = k; break; }
-    }
-    if( aiSlot[c]<0 && aWant && aWant[c] ){
-      aiSlot[c] = pCur->nKey + nPay;
-      aiPay[nPay++] = c;
-    }
-  }
-  pCur->aaiSlot[iSide] = aiSlot;
-  pCur->aaiPay[iSide] = aiPay;
-  pCur->anPay[iSide] = nPay;
-  return SQLITE_OK;
+  return dsInputPlanColumns(pCur->apIn[iSide], pCur->nKey,
+                            pCur->aaiKey[iSide], bAll, aWant,
+                            &pCur->aaiSlot[iSide], &pCur->aaiPay[iSide],
+                            &pCur->anPay[iSide]);
 }
 
 /*
@@ -387,7 +360,6 @@ static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
                                 sqlite3_value **argv, char **pzErr){
   sqlite3_value *aArg[DS_N_ARG];
   int eHint = 0, eType = 0;
-  u8 *aAll = 0;
   int i, rc = SQLITE_OK;
 
   dsVtabFunctionArgs(idxNum, argc, argv, DS_N_ARG, aArg);
@@ -405,23 +377,10 @@ static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
 
   pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    int bWantRow = (idxNum >> (JUSE_SHIFT + 1 + i)) & 1;
-    if( bWantRow ){
-      aAll = sqlite3_malloc64((size_t)pCur->apIn[i]->nCol + 1);
-      if( aAll==0 ) return SQLITE_NOMEM;
-      memset(aAll, 1, (size_t)pCur->apIn[i]->nCol + 1);
-    }
-    rc = dsJoinPlanColumns(pCur, i, aAll);
-    sqlite3_free(aAll);
-    aAll = 0;
+    rc = dsJoinPlanColumns(pCur, i, (idxNum >> (JUSE_SHIFT + 1 + i)) & 1, 0);
   }
   if( rc!=SQLITE_OK ) return rc;
   return dsJoinCursorRun(pCur, eHint, eType, 0, pzErr);
-}
-
-/* Is output column iCol of the CREATE form used, by mask mUsed? */
-static int dsJoinColUsed(u64 mUsed, int iCol){
-  return iCol<63 ? (int)((mUsed >> iCol) & 1) : (int)((mUsed >> 63) & 1);
 }
 
 /*
@@ -469,8 +428,8 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
     int nCol = pCur->apIn[i]->nCol;
     u8 *aWant = sqlite3_malloc64((size_t)nCol + 1);
     if( aWant==0 ) return SQLITE_NOMEM;
-    for(c=0; c<nCol; c++) aWant[c] = (u8)dsJoinColUsed(mUsed, iFirst + c);
-    rc = dsJoinPlanColumns(pCur, i, aWant);
+    for(c=0; c<nCol; c++) aWant[c] = (u8)dsVtabColUsed(mUsed, iFirst + c);
+    rc = dsJoinPlanColumns(pCur, i, 0, aWant);
     sqlite3_free(aWant);
     iFirst += nCol;
   }
@@ -493,7 +452,7 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   }
   pCur->pTab->nActive--;
   if( rc!=SQLITE_OK ){
-    dsSetVtabError(pCursor->pVtab, zErr);
+    dsVtabSetError(pCursor->pVtab, zErr);
     return rc;
   }
   return SQLITE_OK;
@@ -511,7 +470,7 @@ static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   if( rc==SQLITE_ROW ) return SQLITE_OK;
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
-  dsSetVtabError(pCursor->pVtab, zErr);
+  dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }
 
@@ -521,37 +480,20 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
 
 /* The JSON object of row pRow of side iSide, into pCur->pStr. */
 static void dsJoinRowJson(DsJoinCursor *pCur, int iSide, const DsRow *pRow){
-  const DsInput *pIn = pCur->apIn[iSide];
-  const int *aiSlot = pCur->aaiSlot[iSide];
   DsValue *aVal = pCur->aaVal[iSide];
-  sqlite3_str *pOut = pCur->pStr;
-  int c;
   dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], aVal);
-  sqlite3_str_appendchar(pOut, 1, '{');
-  for(c=0; c<pIn->nCol; c++){
-    if( c ) sqlite3_str_appendchar(pOut, 1, ',');
-    dsJsonString(pOut, pIn->azCol[c], (int)strlen(pIn->azCol[c]));
-    sqlite3_str_appendchar(pOut, 1, ':');
-    dsJsonValue(pOut, &aVal[aiSlot[c]]);
-  }
-  sqlite3_str_appendchar(pOut, 1, '}');
+  dsJsonObject(pCur->pStr, pCur->apIn[iSide], pCur->aaiSlot[iSide], aVal);
 }
 
 /* The key: one value, or a JSON array of the parts. */
 static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
                             const DsRow *pRow, DsValue *aVal){
-  int k;
   dsRowValues(pRow, pCur->nKey, aVal);
   if( pCur->nKey==1 ){
     dsValueResult(ctx, &aVal[0]);
     return;
   }
-  sqlite3_str_appendchar(pCur->pStr, 1, '[');
-  for(k=0; k<pCur->nKey; k++){
-    if( k ) sqlite3_str_appendchar(pCur->pStr, 1, ',');
-    dsJsonValue(pCur->pStr, &aVal[k]);
-  }
-  sqlite3_str_appendchar(pCur->pStr, 1, ']');
+  dsJsonArray(pCur->pStr, aVal, pCur->nKey);
 }
 
 /* Column iCol of the table-valued form. */
@@ -743,7 +685,7 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
   double nIn, nOut, rCost;
   int bOrdered;
   if( pTab->zUnusable ){
-    dsSetVtabError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
+    dsVtabSetError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
     return SQLITE_ERROR;
   }
   dsJoinEstimate(pTab);

@@ -119,6 +119,35 @@ void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
   }
 }
 
+/* A JSON array of n values: a composite key. */
+void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n){
+  int i;
+  sqlite3_str_appendchar(pOut, 1, '[');
+  for(i=0; i<n; i++){
+    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
+    dsJsonValue(pOut, &aVal[i]);
+  }
+  sqlite3_str_appendchar(pOut, 1, ']');
+}
+
+/*
+** A row of input pIn as a JSON object, column name to value, in the
+** input's column order: column c is aVal[aiSlot[c]] (see
+** dsInputPlanColumns()).
+*/
+void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+                  const DsValue *aVal){
+  int c;
+  sqlite3_str_appendchar(pOut, 1, '{');
+  for(c=0; c<pIn->nCol; c++){
+    if( c ) sqlite3_str_appendchar(pOut, 1, ',');
+    dsJsonString(pOut, pIn->azCol[c], (int)strlen(pIn->azCol[c]));
+    sqlite3_str_appendchar(pOut, 1, ':');
+    dsJsonValue(pOut, &aVal[aiSlot[c]]);
+  }
+  sqlite3_str_appendchar(pOut, 1, '}');
+}
+
 /*
 ** Make the JSON text built in pOut the result of an SQL function, with
 ** the subtype SQLite's JSON functions give JSON ('J'), so that json_*()

@@ -53,7 +53,8 @@ void dsRowBufFree(DsRowBuf *p){
 int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow){
   DsRow *pNew;
   p->nRow++;
-  if( p->pFile==0 && (p->nMem==0 || !dsMemOverBudget(&p->pOp->mem)) ){
+  if( p->pFile==0 && (p->nMem==0 || (!dsMemOverBudget(&p->pOp->mem)
+                   && (p->nMemMax==0 || p->arena.nByte < p->nMemMax))) ){
     pNew = dsArenaAlloc(&p->arena, (i64)DS_ROW_SIZE(pRow->nData));
     if( pNew==0 ) return SQLITE_NOMEM;
     memcpy(DS_ROW_IMAGE(pNew), DS_ROW_IMAGE((DsRow *)pRow),
@@ -126,10 +127,16 @@ void dsBlockCrossFree(DsBlockCross *p){
 /* Read the next block of outer rows; an empty block means the end. */
 static int dsBlockCrossLoad(DsBlockCross *p){
   i64 nLimit = p->pOp->pConn->nMemLimit / 4;
-  dsArenaReset(&p->blockArena);
+  /* With the inner side all in memory a pass over it costs no I/O, and a
+  ** large block would only hold memory: a batch will do. */
+  int nMaxRows = p->pInner->pFile ? DS_BLOCK_MAX_ROWS : DS_BATCH;
+  /* Cleared, not reset: the chunk a reset keeps would count in nByte (and
+  ** against the budget) before any row is read, and shrink every later
+  ** block to one row. */
+  dsArenaClear(&p->blockArena);
   p->nBlock = 0;
   p->iBlock = 0;
-  while( !p->bOuterDone && p->nBlock<DS_BLOCK_MAX_ROWS ){
+  while( !p->bOuterDone && p->nBlock<nMaxRows ){
     DsRow *pRow;
     int rc;
     if( p->nBlock>0 && (p->blockArena.nByte>=nLimit
@@ -152,6 +159,7 @@ static int dsBlockCrossLoad(DsBlockCross *p){
     if( rc!=SQLITE_ROW ) return rc;
     p->aBlock[p->nBlock++] = pRow;
   }
+  if( p->nBlock>0 ) p->nLoaded++;
   return SQLITE_OK;
 }
 

@@ -466,3 +466,15 @@ void dsVtabFunctionArgs(int mArg, int argc, sqlite3_value **argv, int nArg,
     aArg[i] = (mArg & (1<<i)) && j<argc ? argv[j++] : 0;
   }
 }
+
+/* Make zMsg (sqlite3_malloc'd, or NULL) the message of the table's error. */
+void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg){
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = zMsg;
+}
+
+/* Is column iCol used, by SQLite's colUsed mask mUsed?  Bit 63 stands for
+** every column from the 64th on. */
+int dsVtabColUsed(u64 mUsed, int iCol){
+  return iCol<63 ? (int)((mUsed >> iCol) & 1) : (int)((mUsed >> 63) & 1);
+}

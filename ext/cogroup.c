@@ -1,0 +1,281 @@
+/*
+** cogroup.c: the coGroup operator.
+**
+** Flink's coGroup hands a function, for every key found in either input,
+** the group of rows each input has for that key (an empty group where one
+** has none).  Here both inputs are sorted on the key by the core sorter
+** in group order (sort.c, DS_ORDER_GROUP: every key with a NULL part
+** first, as one group, then the keys ascending), and the two sorted
+** streams are merged: the smaller head key starts the next group, and
+** each side whose head has that key gives up its run of rows.
+**
+** A group's rows are never held: as each row streams past it is counted
+** and, where the caller wants that side's JSON, appended to the group's
+** JSON array at once.  So memory holds the sorter's buffers and the
+** current JSON text, whatever the size of a group.  A JSON array that
+** would pass SQLite's length limit fails with an error naming the key,
+** never a truncated array.
+**
+** NULL keys match nothing, yet their rows must appear: the NULL-key rows
+** of the left side form one group, those of the right side another, and
+** the two are never merged (left first, then right, before every other
+** key, as SQLite sorts NULL first).
+**
+** A group's key is the key of its first row on the left side if the left
+** side has the group, else of its first row on the right side (1 and 1.0
+** are the same key; the left one is shown, as in joins).
+*/
+#include "dataset_int.h"
+
+static const char *const azSide[2] = { "left", "right" };
+
+struct DsCoGroup {
+  DsOp op;
+  int nKey;
+  int abJson[2];          /* build the JSON of each side's groups */
+  int anCol[2];           /* values per row of each side */
+  const DsInput *apIn[2];
+  int *aaiSlot[2];        /* input column -> value index in a row */
+  int *aaiPay[2];
+  DsSorter *apSorter[2];
+  DsRow *apHead[2];       /* next row of each side not yet grouped */
+  DsRow *pKey;            /* copy of the current group's key */
+  i64 nKeyAlloc;          /* bytes allocated at pKey */
+  i64 anCount[2];         /* rows of each side in the current group */
+  sqlite3_str *apJson[2]; /* JSON arrays of the current group */
+  DsValue *aVal;          /* room to decode the widest row */
+  int bDone;
+  double tOut;            /* when the merge started */
+};
+
+/* The next row of side iSide into apHead[iSide] (NULL at the end). */
+static int dsCoGroupAdvance(DsCoGroup *p, int iSide){
+  int rc = dsSorterNext(p->apSorter[iSide], &p->apHead[iSide]);
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  p->apHead[iSide] = 0;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Make the key of pRow the current group's key. */
+static int dsCoGroupSetKey(DsCoGroup *p, const DsRow *pRow){
+  i64 nByte = (i64)DS_ROW_SIZE(pRow->nKey);
+  if( nByte > p->nKeyAlloc ){
+    DsRow *pNew = dsRealloc(&p->op.mem, p->pKey, nByte);
+    if( pNew==0 ) return SQLITE_NOMEM;
+    p->pKey = pNew;
+    p->nKeyAlloc = nByte;
+  }
+  p->pKey->pNext = 0;
+  p->pKey->hash = pRow->hash;
+  p->pKey->nData = pRow->nKey;
+  p->pKey->nKey = pRow->nKey;
+  p->pKey->flags = pRow->flags & DS_ROW_NULLKEY;
+  memcpy(p->pKey->aData, pRow->aData, pRow->nKey);
+  return SQLITE_OK;
+}
+
+/* The current key as text for a message: a value or a JSON array. */
+static char *dsCoGroupKeyText(DsCoGroup *p){
+  sqlite3_str *pStr = sqlite3_str_new(0);
+  char *z;
+  if( p->pKey->flags & DS_ROW_NULLKEY ){
+    sqlite3_str_appendall(pStr, "NULL");
+  }else{
+    dsRowValues(p->pKey, p->nKey, p->aVal);
+    if( p->nKey==1 ){
+      dsJsonValue(pStr, &p->aVal[0]);
+    }else{
+      dsJsonArray(pStr, p->aVal, p->nKey);
+    }
+  }
+  z = sqlite3_str_finish(pStr);
+  if( z && strlen(z)>200 ){
+    memcpy(&z[190], "...", 4);
+  }
+  return z;
+}
+
+/* After appending to side iSide's JSON: an error if it became too long
+** (naming the key), or failed for want of memory. */
+static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
+  int rc = sqlite3_str_errcode(p->apJson[iSide]);
+  if( rc==SQLITE_TOOBIG ){
+    char *zKey = dsCoGroupKeyText(p);
+    if( zKey==0 ) return SQLITE_NOMEM;
+    rc = dsOpError(&p->op, SQLITE_TOOBIG, "the JSON array of the %s group "
+        "of key %s would be longer than SQLite's length limit (%d bytes)",
+        azSide[iSide], zKey,
+        sqlite3_limit(p->op.pConn->db, SQLITE_LIMIT_LENGTH, -1));
+    sqlite3_free(zKey);
+  }
+  return rc;
+}
+
+/* Append pRow, of side iSide, to that side's JSON array. */
+static int dsCoGroupAppendJson(DsCoGroup *p, int iSide, const DsRow *pRow){
+  sqlite3_str *pOut = p->apJson[iSide];
+  if( p->anCount[iSide] ) sqlite3_str_appendchar(pOut, 1, ',');
+  dsRowValues(pRow, p->anCol[iSide], p->aVal);
+  dsJsonObject(pOut, p->apIn[iSide], p->aaiSlot[iSide], p->aVal);
+  return dsCoGroupCheckJson(p, iSide);
+}
+
+/* Take the run of rows of side iSide with the current key. */
+static int dsCoGroupTake(DsCoGroup *p, int iSide){
+  while( p->apHead[iSide]
+      && dsRowGroupCompare(p->apHead[iSide], p->pKey)==0 ){
+    int rc;
+    if( p->abJson[iSide] ){
+      rc = dsCoGroupAppendJson(p, iSide, p->apHead[iSide]);
+      if( rc!=SQLITE_OK ) return rc;
+    }
+    p->anCount[iSide]++;
+    if( (rc = dsCoGroupAdvance(p, iSide))!=SQLITE_OK ) return rc;
+    if( (rc = dsOpTick(&p->op))!=SQLITE_OK ) return rc;
+  }
+  return SQLITE_OK;
+}
+
+/* Form the next group: SQLITE_ROW, SQLITE_DONE, or an error. */
+static int dsCoGroupStep(DsCoGroup *p){
+  DsRow *pL = p->apHead[0];
+  DsRow *pR = p->apHead[1];
+  int c, i, rc;
+  if( pL==0 && pR==0 ) return SQLITE_DONE;
+  if( pL && pR ){
+    c = dsRowGroupCompare(pL, pR);
+    /* Two NULL-key groups never meet: the left one comes first. */
+    if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) c = -1;
+  }else{
+    c = pL ? -1 : 1;
+  }
+  rc = dsCoGroupSetKey(p, c<=0 ? pL : pR);
+  if( rc!=SQLITE_OK ) return rc;
+  for(i=0; i<2; i++){
+    p->anCount[i] = 0;
+    if( p->abJson[i] ){
+      sqlite3_str_reset(p->apJson[i]);
+      sqlite3_str_appendchar(p->apJson[i], 1, '[');
+    }
+  }
+  if( c<=0 && (rc = dsCoGroupTake(p, 0))!=SQLITE_OK ) return rc;
+  if( c>=0 && (rc = dsCoGroupTake(p, 1))!=SQLITE_OK ) return rc;
+  for(i=0; i<2; i++){
+    if( p->abJson[i] ){
+      sqlite3_str_appendchar(p->apJson[i], 1, ']');
+      if( (rc = dsCoGroupCheckJson(p, i))!=SQLITE_OK ) return rc;
+    }
+  }
+  return SQLITE_ROW;
+}
+
+/* Open side iSide: a reader of the columns it needs, and its sorter. */
+static int dsCoGroupOpenSide(DsCoGroup *p, const DsCoGroupSpec *pSpec,
+                             int iSide, char **pzErr){
+  DsOp *pOp = &p->op;
+  int nPay = 0;
+  int rc;
+  rc = dsInputPlanColumns(pSpec->apIn[iSide], pSpec->nKey,
+                          pSpec->aaiKey[iSide], pSpec->abJson[iSide], 0,
+                          &p->aaiSlot[iSide], &p->aaiPay[iSide], &nPay);
+  if( rc!=SQLITE_OK ) return rc;
+  p->anCol[iSide] = pSpec->nKey + nPay;
+  rc = dsReaderOpen(pOp->pConn, pSpec->zFunc, pSpec->apIn[iSide],
+                    pSpec->nKey, pSpec->aaiKey[iSide], nPay,
+                    p->aaiPay[iSide], &pOp->apSrc[iSide], pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  if( pSpec->abJson[iSide] ){
+    p->apJson[iSide] = sqlite3_str_new(pOp->pConn->db);
+  }
+  return SQLITE_OK;
+}
+
+int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
+                  DsCoGroup **ppGroup, char **pzErr){
+  DsCoGroup *p;
+  DsOp *pOp;
+  int rc = SQLITE_OK;
+  int i, nMaxCol = pSpec->nKey;
+  double t = dsNowMs();
+
+  *ppGroup = 0;
+  p = sqlite3_malloc64(sizeof(DsCoGroup));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  pOp = &p->op;
+  dsOpInit(pOp, pConn, pSpec->zFunc, "cogroup");
+  p->nKey = pSpec->nKey;
+  pOp->stats.zStrategy = dsHintName[DS_HINT_SORT_MERGE];
+  pOp->stats.zReason = sqlite3_mprintf("coGroup sorts both inputs on the "
+      "key and merges them into groups");
+  if( pOp->stats.zReason==0 ) rc = SQLITE_NOMEM;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    p->abJson[i] = pSpec->abJson[i];
+    p->apIn[i] = pSpec->apIn[i];
+    rc = dsCoGroupOpenSide(p, pSpec, i, pzErr);
+    if( p->anCol[i] > nMaxCol ) nMaxCol = p->anCol[i];
+  }
+  if( rc==SQLITE_OK ){
+    p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(nMaxCol + 1));
+    if( p->aVal==0 ) rc = SQLITE_NOMEM;
+  }
+  dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsSorterOpen(pOp, pOp->apSrc[i], DS_ORDER_GROUP, &p->apSorter[i]);
+    if( rc==SQLITE_OK ) rc = dsCoGroupAdvance(p, i);
+  }
+  dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
+  p->tOut = t;
+  if( rc!=SQLITE_OK ){
+    if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+    dsCoGroupClose(p);
+    return rc;
+  }
+  *ppGroup = p;
+  return SQLITE_OK;
+}
+
+/* The next group: SQLITE_ROW, SQLITE_DONE, or an error with *pzErr set. */
+int dsCoGroupNext(DsCoGroup *p, char **pzErr){
+  int rc;
+  if( p->bDone ) return SQLITE_DONE;
+  rc = dsCoGroupStep(p);
+  if( rc==SQLITE_ROW ){
+    p->op.stats.nOut++;
+    return rc;
+  }
+  p->bDone = 1;
+  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  return rc;
+}
+
+/* The current group's key: a row of the nKey key values only. */
+const DsRow *dsCoGroupKey(const DsCoGroup *p){
+  return p->pKey;
+}
+
+i64 dsCoGroupCount(const DsCoGroup *p, int iSide){
+  return p->anCount[iSide];
+}
+
+/* The JSON array of side iSide's group; NULL if it was not asked for. */
+sqlite3_str *dsCoGroupJson(DsCoGroup *p, int iSide){
+  return p->apJson[iSide];
+}
+
+void dsCoGroupClose(DsCoGroup *p){
+  if( p ){
+    int i;
+    dsStatsPhase(&p->op.stats, DS_PHASE_MERGE, &p->tOut);
+    for(i=0; i<2; i++){
+      dsSorterClose(p->apSorter[i]);
+      if( p->apJson[i] ) sqlite3_free(sqlite3_str_finish(p->apJson[i]));
+      sqlite3_free(p->aaiSlot[i]);
+      sqlite3_free(p->aaiPay[i]);
+    }
+    dsFree(&p->op.mem, p->pKey);
+    sqlite3_free(p->aVal);
+    dsOpFinish(&p->op);
+    sqlite3_free(p);
+  }
+}

@@ -1,0 +1,218 @@
+/*
+** cross.c: the cross product, every pair of a left row and a right row.
+**
+** Flink's cross has two hints that name the small side: crossWithTiny
+** (SECOND_IS_SMALL) and crossWithHuge (FIRST_IS_SMALL).  The small side is
+** buffered and the other side is streamed exactly once:
+**
+**   The small side is read whole into a row buffer (rowbuf.c): in memory
+**   while the budget allows, in a spill file after that.  The streamed
+**   side is then read in blocks, and each block is paired with every
+**   buffered row (DsBlockCross, the core's block nested loop).  The
+**   streamed side is read once; the buffer's spilled part once per block,
+**   so blocks are made as large as the budget allows.
+**
+** OPTIMIZER_CHOOSES buffers the input with fewer rows (from sqlite_stat1
+** or counted), the right one on a tie, as crossWithTiny does.
+**
+** Producing pairs needs no interrupt checks of its own: each pair goes
+** back to SQLite, which checks, and reading an input steps statements,
+** which check too.
+*/
+#include "dataset_int.h"
+
+static const char *const azSide[2] = { "left", "right" };
+
+const char *const dsCrossHintName[DS_N_CROSS_HINT] = {
+  "OPTIMIZER_CHOOSES", "FIRST_IS_SMALL", "SECOND_IS_SMALL"
+};
+
+int dsParseCrossHintText(const char *zFunc, const char *z, int *peHint,
+                         char **pzErr){
+  int i;
+  for(i=0; i<DS_N_CROSS_HINT; i++){
+    if( sqlite3_stricmp(z, dsCrossHintName[i])==0 ){
+      *peHint = i;
+      return SQLITE_OK;
+    }
+  }
+  *pzErr = sqlite3_mprintf("%s: unknown hint '%s'; valid hints: "
+      "OPTIMIZER_CHOOSES, FIRST_IS_SMALL, SECOND_IS_SMALL", zFunc, z);
+  return SQLITE_ERROR;
+}
+
+/* A hint argument: text, or NULL (or absent) for OPTIMIZER_CHOOSES. */
+int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                     char **pzErr){
+  *peHint = DS_CROSS_OPTIMIZER;
+  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: hint must be text or NULL, not %s",
+                             zFunc, dsTypeNoun(pVal));
+    return SQLITE_ERROR;
+  }
+  return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),
+                              peHint, pzErr);
+}
+
+struct DsCross {
+  DsOp op;
+  int iSmall;             /* the buffered side: 0 left, 1 right */
+  DsRowBuf small;         /* its rows: in memory, then in a spill file */
+  DsBlockCross loop;      /* the streamed side, block by block, with them */
+  int bLoop;              /* loop is initialized */
+  int bDone;
+  double tOut;            /* when pairing started */
+};
+
+/* Append to the operator's reason (a message in plain words). */
+static int dsCrossAddReason(DsCross *p, const char *zMore){
+  char *z = sqlite3_mprintf("%s%s", p->op.stats.zReason, zMore);
+  if( z==0 ) return SQLITE_NOMEM;
+  sqlite3_free(p->op.stats.zReason);
+  p->op.stats.zReason = z;
+  return SQLITE_OK;
+}
+
+/* Rows of a view or query counted at most to pick the side to buffer. */
+#define DS_CROSS_COUNT_CAP 10000000
+
+/* Decide the side to buffer, and say why. */
+static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
+  DsOp *pOp = &p->op;
+  i64 anRow[2];
+  int abAtLeast[2];
+  if( pSpec->eHint!=DS_CROSS_OPTIMIZER ){
+    p->iSmall = pSpec->eHint==DS_CROSS_FIRST_SMALL ? 0 : 1;
+    pOp->stats.zReason = sqlite3_mprintf("as hinted: the %s input is "
+        "buffered, the %s one streamed", azSide[p->iSmall],
+        azSide[1 - p->iSmall]);
+  }else{
+    /* Views and queries are counted up to the point where the smaller
+    ** side is clear enough: a product that large is rarely asked for. */
+    anRow[0] = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[0],
+                                   DS_CROSS_COUNT_CAP, &abAtLeast[0]);
+    anRow[1] = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[1],
+                                   DS_CROSS_COUNT_CAP, &abAtLeast[1]);
+    p->iSmall = (anRow[0]>=0 && (anRow[1]<0 || anRow[0]<anRow[1])) ? 0 : 1;
+    if( anRow[0]==anRow[1] ){
+      pOp->stats.zReason = sqlite3_mprintf("the inputs have the same number "
+          "of rows (%lld): the right one is buffered, as crossWithTiny "
+          "does, the left one streamed", anRow[0]);
+    }else{
+      pOp->stats.zReason = sqlite3_mprintf("the %s input is the smaller "
+          "(%lld rows against %lld): it is buffered, the %s one streamed",
+          azSide[p->iSmall], anRow[p->iSmall], anRow[1 - p->iSmall],
+          azSide[1 - p->iSmall]);
+    }
+  }
+  pOp->stats.zStrategy = dsCrossHintName[p->iSmall==0 ? DS_CROSS_FIRST_SMALL
+                                                      : DS_CROSS_SECOND_SMALL];
+  pOp->stats.iBuild = p->iSmall;
+  return pOp->stats.zReason ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Read the small side whole into the row buffer. */
+static int dsCrossReadSmall(DsCross *p){
+  DsSource *pSrc = p->op.apSrc[p->iSmall];
+  DsArena arena;          /* each row as read, until it is copied */
+  int rc;
+  dsArenaInit(&arena, &p->op.mem);
+  for(;;){
+    DsRow *pRow;
+    dsArenaReset(&arena);
+    rc = pSrc->xNext(pSrc, &arena, &pRow);
+    if( rc!=SQLITE_ROW ) break;
+    rc = dsRowBufAppend(&p->small, pRow);
+    if( rc!=SQLITE_OK ) break;
+  }
+  dsArenaClear(&arena);
+  if( rc==SQLITE_DONE && p->small.pFile ){
+    char *z = sqlite3_mprintf("; it did not fit in memory_limit (%lld "
+        "bytes), so it was partly spilled to disk and read once per block "
+        "of the %s input", p->op.pConn->nMemLimit, azSide[1 - p->iSmall]);
+    rc = z ? dsCrossAddReason(p, z) : SQLITE_NOMEM;
+    sqlite3_free(z);
+  }
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
+                char **pzErr){
+  DsCross *p;
+  DsOp *pOp;
+  int rc = SQLITE_OK;
+  int i;
+  double t = dsNowMs();
+
+  *ppCross = 0;
+  p = sqlite3_malloc64(sizeof(DsCross));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  pOp = &p->op;
+  dsOpInit(pOp, pConn, pSpec->zFunc, "cross");
+  pOp->stats.zHint = dsCrossHintName[pSpec->eHint];
+  dsRowBufInit(&p->small, pOp);
+  /* Half the budget for the buffer, so that blocks of the streamed side
+  ** (a quarter, rowbuf.c) still fit when it spills. */
+  p->small.nMemMax = pConn->nMemLimit / 2;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsReaderOpen(pConn, pSpec->zFunc, pSpec->apIn[i], 0, 0,
+                      pSpec->anCol[i], pSpec->aaiCol[i], &pOp->apSrc[i],
+                      pzErr);
+  }
+  if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
+  dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
+  if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
+  if( rc==SQLITE_OK ){
+    /* An empty small side ends the loop before the other side is read. */
+    dsBlockCrossInit(&p->loop, pOp, pOp->apSrc[1 - p->iSmall], &p->small);
+    p->bLoop = 1;
+  }
+  dsStatsPhase(&pOp->stats, DS_PHASE_BUILD, &t);
+  p->tOut = t;
+  if( rc!=SQLITE_OK ){
+    if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+    dsCrossClose(p);
+    return rc;
+  }
+  *ppCross = p;
+  return SQLITE_OK;
+}
+
+/*
+** The next pair: ap[0] the left row, ap[1] the right row, valid until the
+** next call.  SQLITE_ROW, SQLITE_DONE, or an error with *pzErr set.
+*/
+int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
+  int rc;
+  if( p->bDone ) return SQLITE_DONE;
+  rc = dsBlockCrossNext(&p->loop, &ap[1 - p->iSmall], &ap[p->iSmall]);
+  if( rc==SQLITE_ROW ){
+    p->op.stats.nOut++;
+    return rc;
+  }
+  p->bDone = 1;
+  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  return rc;
+}
+
+void dsCrossClose(DsCross *p){
+  if( p ){
+    DsOp *pOp = &p->op;
+    dsStatsPhase(&pOp->stats, DS_PHASE_PROBE, &p->tOut);
+    if( p->bLoop ){
+      if( p->small.pFile ){
+        char *z = sqlite3_mprintf(" (%lld block%s)", p->loop.nLoaded,
+                                  p->loop.nLoaded==1 ? "" : "s");
+        if( z ) dsCrossAddReason(p, z);
+        sqlite3_free(z);
+        pOp->stats.nPartition = p->loop.nLoaded;
+      }
+      dsBlockCrossFree(&p->loop);
+    }
+    dsRowBufFree(&p->small);
+    dsOpFinish(pOp);
+    sqlite3_free(p);
+  }
+}
