@@ -222,7 +222,7 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
     return;
   }
   sqlite3_result_text(ctx, z, -1, sqlite3_free);
-  sqlite3_result_subtype(ctx, 'J');
+  sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
 }
 
 static void dsConfigFunc(sqlite3_context *ctx, int argc,
@@ -258,7 +258,8 @@ int dsRegisterConfig(sqlite3 *db, DsConn *pConn){
   pConn->bStrictHints = 0;
   for(nArg=0; nArg<=2 && rc==SQLITE_OK; nArg++){
     rc = sqlite3_create_function(db, "ds_config", nArg,
-                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, pConn,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE,
+                                 pConn,
                                  dsConfigFunc, 0, 0);
   }
   return rc;

@@ -89,11 +89,12 @@ static void dsLastStatsFunc(sqlite3_context *ctx, int argc,
   (void)argv;
   if( pConn->zLastStats ){
     sqlite3_result_text(ctx, pConn->zLastStats, -1, SQLITE_TRANSIENT);
-    sqlite3_result_subtype(ctx, 'J');
+    sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
   }
 }
 
 int dsRegisterStats(sqlite3 *db, DsConn *pConn){
-  return sqlite3_create_function(db, "ds_last_stats", 0, SQLITE_UTF8,
-                                 pConn, dsLastStatsFunc, 0, 0);
+  return sqlite3_create_function(db, "ds_last_stats", 0,
+                                 SQLITE_UTF8 | SQLITE_RESULT_SUBTYPE, pConn,
+                                 dsLastStatsFunc, 0, 0);
 }
