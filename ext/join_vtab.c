@@ -533,7 +533,7 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
   }
   sqlite3_result_text(ctx, sqlite3_str_value(pCur->pStr),
                       sqlite3_str_length(pCur->pStr), SQLITE_TRANSIENT);
-  sqlite3_result_subtype(ctx, 'J');
+  sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
   return SQLITE_OK;
 }
 

@@ -557,7 +557,7 @@ static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case PCOL_OUTPUT:     sqlite3_result_int64(ctx, pCur->nOutput); break;
     case PCOL_TOP_KEYS:
       sqlite3_result_text(ctx, pCur->zTopKeys, -1, SQLITE_TRANSIENT);
-      sqlite3_result_subtype(ctx, 'J');
+      sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
       break;
     case PCOL_MEMORY:     sqlite3_result_int64(ctx, pCur->nMemory); break;
     case PCOL_REASON:
