@@ -188,23 +188,25 @@ static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* The JSON array of the values held; p may be NULL (no rows). */
 static void dsFirstResult(sqlite3_context *ctx, const DsFirst *p){
-  sqlite3_str *pOut = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  DsText out;
   const u8 *a = p ? p->aBuf : 0;
   const u8 *aEnd = p ? p->aBuf + p->nBuf : 0;
-  sqlite3_str_appendchar(pOut, 1, '[');
+  dsTextInit(&out);
+  dsTextChar(&out, '[');
   while( a < aEnd ){
     int bJson = *a++;
     DsValue v;
     a = dsValueDecode(a, &v);
     if( bJson ){
-      sqlite3_str_append(pOut, (const char *)v.z, v.n);
+      dsTextAppend(&out, (const char *)v.z, v.n);
     }else{
-      dsJsonValue(pOut, &v);
+      dsJsonValue(&out, &v);
     }
-    if( a < aEnd ) sqlite3_str_appendchar(pOut, 1, ',');
+    if( a < aEnd ) dsTextChar(&out, ',');
   }
-  sqlite3_str_appendchar(pOut, 1, ']');
-  dsResultJson(ctx, pOut);
+  dsTextChar(&out, ']');
+  dsTextResult(ctx, &out, 1);
+  dsTextFree(&out);
 }
 
 static void dsFirstValue(sqlite3_context *ctx){

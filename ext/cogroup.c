@@ -42,7 +42,8 @@ struct DsCoGroup {
   DsRow *pKey;            /* copy of the current group's key */
   i64 nKeyAlloc;          /* bytes allocated at pKey */
   i64 anCount[2];         /* rows of each side in the current group */
-  sqlite3_str *apJson[2]; /* JSON arrays of the current group */
+  DsText aJson[2];        /* JSON arrays of the current group */
+  i64 nJsonMax;           /* SQLite's length limit */
   DsValue *aVal;          /* room to decode the widest row */
   int bDone;
   double tOut;            /* when the merge started */
@@ -76,19 +77,20 @@ static int dsCoGroupSetKey(DsCoGroup *p, const DsRow *pRow){
 
 /* The current key as text for a message: a value or a JSON array. */
 static char *dsCoGroupKeyText(DsCoGroup *p){
-  sqlite3_str *pStr = sqlite3_str_new(0);
+  DsText txt;
   char *z;
+  dsTextInit(&txt);
   if( p->pKey->flags & DS_ROW_NULLKEY ){
-    sqlite3_str_appendall(pStr, "NULL");
+    dsTextAppendAll(&txt, "NULL");
   }else{
     dsRowValues(p->pKey, p->nKey, p->aVal);
     if( p->nKey==1 ){
-      dsJsonValue(pStr, &p->aVal[0]);
+      dsJsonValue(&txt, &p->aVal[0]);
     }else{
-      dsJsonArray(pStr, p->aVal, p->nKey);
+      dsJsonArray(&txt, p->aVal, p->nKey);
     }
   }
-  z = sqlite3_str_finish(pStr);
+  z = dsTextFinish(&txt);
   if( z && strlen(z)>200 ){
     memcpy(&z[190], "...", 4);
   }
@@ -98,8 +100,8 @@ static char *dsCoGroupKeyText(DsCoGroup *p){
 /* After appending to side iSide's JSON: an error if it became too long
 ** (naming the key), or failed for want of memory. */
 static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
-  int rc = sqlite3_str_errcode(p->apJson[iSide]);
-  if( rc==SQLITE_TOOBIG ){
+  int rc = p->aJson[iSide].rc;
+  if( rc==SQLITE_OK && p->aJson[iSide].n > p->nJsonMax ){
     char *zKey = dsCoGroupKeyText(p);
     if( zKey==0 ) return SQLITE_NOMEM;
     rc = dsOpError(&p->op, SQLITE_TOOBIG, "the JSON array of the %s group "
@@ -113,8 +115,8 @@ static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
 
 /* Append pRow, of side iSide, to that side's JSON array. */
 static int dsCoGroupAppendJson(DsCoGroup *p, int iSide, const DsRow *pRow){
-  sqlite3_str *pOut = p->apJson[iSide];
-  if( p->anCount[iSide] ) sqlite3_str_appendchar(pOut, 1, ',');
+  DsText *pOut = &p->aJson[iSide];
+  if( p->anCount[iSide] ) dsTextChar(pOut, ',');
   dsRowValues(pRow, p->anCol[iSide], p->aVal);
   dsJsonObject(pOut, p->apIn[iSide], p->aaiSlot[iSide], p->aVal);
   return dsCoGroupCheckJson(p, iSide);
@@ -154,15 +156,15 @@ static int dsCoGroupStep(DsCoGroup *p){
   for(i=0; i<2; i++){
     p->anCount[i] = 0;
     if( p->abJson[i] ){
-      sqlite3_str_reset(p->apJson[i]);
-      sqlite3_str_appendchar(p->apJson[i], 1, '[');
+      dsTextReset(&p->aJson[i]);
+      dsTextChar(&p->aJson[i], '[');
     }
   }
   if( c<=0 && (rc = dsCoGroupTake(p, 0))!=SQLITE_OK ) return rc;
   if( c>=0 && (rc = dsCoGroupTake(p, 1))!=SQLITE_OK ) return rc;
   for(i=0; i<2; i++){
     if( p->abJson[i] ){
-      sqlite3_str_appendchar(p->apJson[i], 1, ']');
+      dsTextChar(&p->aJson[i], ']');
       if( (rc = dsCoGroupCheckJson(p, i))!=SQLITE_OK ) return rc;
     }
   }
@@ -184,9 +186,7 @@ static int dsCoGroupOpenSide(DsCoGroup *p, const DsCoGroupSpec *pSpec,
                     pSpec->nKey, pSpec->aaiKey[iSide], nPay,
                     p->aaiPay[iSide], &pOp->apSrc[iSide], pzErr);
   if( rc!=SQLITE_OK ) return rc;
-  if( pSpec->abJson[iSide] ){
-    p->apJson[iSide] = sqlite3_str_new(pOp->pConn->db);
-  }
+  p->nJsonMax = sqlite3_limit(pOp->pConn->db, SQLITE_LIMIT_LENGTH, -1);
   return SQLITE_OK;
 }
 
@@ -259,8 +259,8 @@ i64 dsCoGroupCount(const DsCoGroup *p, int iSide){
 }
 
 /* The JSON array of side iSide's group; NULL if it was not asked for. */
-sqlite3_str *dsCoGroupJson(DsCoGroup *p, int iSide){
-  return p->apJson[iSide];
+DsText *dsCoGroupJson(DsCoGroup *p, int iSide){
+  return p->abJson[iSide] ? &p->aJson[iSide] : 0;
 }
 
 void dsCoGroupClose(DsCoGroup *p){
@@ -269,7 +269,7 @@ void dsCoGroupClose(DsCoGroup *p){
     dsStatsPhase(&p->op.stats, DS_PHASE_MERGE, &p->tOut);
     for(i=0; i<2; i++){
       dsSorterClose(p->apSorter[i]);
-      if( p->apJson[i] ) sqlite3_free(sqlite3_str_finish(p->apJson[i]));
+      dsTextFree(&p->aJson[i]);
       sqlite3_free(p->aaiSlot[i]);
       sqlite3_free(p->aaiPay[i]);
     }

@@ -422,26 +422,23 @@ static int dsCoGroupKeyValues(DsCoGroupCursor *pCur){
 
 /* `key` of the table-valued form: one value, or a JSON array, or NULL. */
 static void dsCoGroupKeyResult(DsCoGroupCursor *pCur, sqlite3_context *ctx){
-  sqlite3_str *pStr;
+  DsText txt;
   if( !dsCoGroupKeyValues(pCur) ) return;
   if( pCur->nKey==1 ){
     dsValueResult(ctx, &pCur->aVal[0]);
     return;
   }
-  pStr = sqlite3_str_new(pCur->pConn->db);
-  dsJsonArray(pStr, pCur->aVal, pCur->nKey);
-  dsResultJson(ctx, pStr);
+  dsTextInit(&txt);
+  dsJsonArray(&txt, pCur->aVal, pCur->nKey);
+  dsTextResult(ctx, &txt, 1);
+  dsTextFree(&txt);
 }
 
 /* The JSON array of side iSide's group, if it was made. */
 static void dsCoGroupJsonResult(DsCoGroupCursor *pCur, sqlite3_context *ctx,
                                 int iSide){
-  sqlite3_str *pJson = dsCoGroupJson(pCur->pGroup, iSide);
-  if( pJson ){
-    sqlite3_result_text(ctx, sqlite3_str_value(pJson),
-                        sqlite3_str_length(pJson), SQLITE_TRANSIENT);
-    sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
-  }
+  DsText *pJson = dsCoGroupJson(pCur->pGroup, iSide);
+  if( pJson ) dsTextResult(ctx, pJson, 1);
 }
 
 static int dsCoGroupColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,

@@ -209,20 +209,15 @@ static const struct DsSetting {
 
 static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   const char *zDir = dsTempDir(pConn);
-  sqlite3_str *pOut = sqlite3_str_new(0);
-  char *z;
-  sqlite3_str_appendf(pOut, "{\"memory_limit\":%lld,\"temp_dir\":",
-                      pConn->nMemLimit);
-  dsJsonString(pOut, zDir, (int)strlen(zDir));
-  sqlite3_str_appendf(pOut, ",\"threads\":%d,\"strict_hints\":%d}",
-                      pConn->nThread, pConn->bStrictHints);
-  z = sqlite3_str_finish(pOut);
-  if( z==0 ){
-    sqlite3_result_error_nomem(ctx);
-    return;
-  }
-  sqlite3_result_text(ctx, z, -1, sqlite3_free);
-  sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+  DsText out;
+  dsTextInit(&out);
+  dsTextAppendf(&out, "{\"memory_limit\":%lld,\"temp_dir\":",
+                pConn->nMemLimit);
+  dsJsonString(&out, zDir, (int)strlen(zDir));
+  dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d}",
+                pConn->nThread, pConn->bStrictHints);
+  dsTextResult(ctx, &out, 1);
+  dsTextFree(&out);
 }
 
 static void dsConfigFunc(sqlite3_context *ctx, int argc,

@@ -78,6 +78,7 @@ struct DsCrossCursor {
   DsRow *apRow[2];        /* the current pair */
   DsValue *aaVal[2];      /* room to decode a row of each side */
   int abDecoded[2];       /* aaVal[i] holds apRow[i] decoded */
+  DsText text;            /* reused for the JSON of a row */
   i64 iRowid;
   int bEof;
 };
@@ -236,6 +237,7 @@ static void dsCrossCursorReset(DsCrossCursor *pCur){
 static int dsCrossCloseCursor(sqlite3_vtab_cursor *pCursor){
   DsCrossCursor *pCur = (DsCrossCursor *)pCursor;
   dsCrossCursorReset(pCur);
+  dsTextFree(&pCur->text);
   sqlite3_free(pCur);
   return SQLITE_OK;
 }
@@ -419,10 +421,11 @@ static int dsCrossColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if( pArg ) sqlite3_result_value(ctx, pArg);
   }else{
     int iSide = iCol - XCOL_LEFT;
-    sqlite3_str *pStr = sqlite3_str_new(pCur->pConn->db);
-    dsJsonObject(pStr, pCur->apIn[iSide], pCur->aaiSlot[iSide],
+    DsText *pTxt = &pCur->text;
+    dsTextReset(pTxt);
+    dsJsonObject(pTxt, pCur->apIn[iSide], pCur->aaiSlot[iSide],
                  dsCrossValues(pCur, iSide));
-    dsResultJson(ctx, pStr);
+    dsTextResult(ctx, pTxt, 1);
   }
   return SQLITE_OK;
 }

@@ -167,9 +167,43 @@ int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 ** JSON text (json.c)
 */
 #define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
-void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal);
-void dsJsonString(sqlite3_str *pOut, const char *z, int n);
-void dsResultJson(sqlite3_context *ctx, sqlite3_str *pOut);
+
+/*
+** A text buffer for JSON (and the like): appends are a bounds check and a
+** memcpy, and dsTextReset() keeps the memory, so a cursor making the JSON
+** of millions of rows allocates once.  An allocation failure is recorded
+** in rc and makes later appends do nothing.
+*/
+typedef struct DsText DsText;
+struct DsText {
+  char *z;                /* the text (not terminated) */
+  i64 n;                  /* bytes used */
+  i64 nAlloc;             /* bytes allocated */
+  int rc;                 /* SQLITE_OK, or SQLITE_NOMEM */
+};
+int dsTextGrow(DsText *p, i64 nMore);
+void dsTextAppendf(DsText *p, const char *zFormat, ...);
+char *dsTextFinish(DsText *p);
+void dsTextFree(DsText *p);
+void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson);
+
+static inline void dsTextInit(DsText *p){ memset(p, 0, sizeof(*p)); }
+static inline void dsTextReset(DsText *p){ p->n = 0; p->rc = SQLITE_OK; }
+static inline void dsTextAppend(DsText *p, const char *z, i64 n){
+  if( p->n + n > p->nAlloc && dsTextGrow(p, n) ) return;
+  memcpy(p->z + p->n, z, (size_t)n);
+  p->n += n;
+}
+static inline void dsTextAppendAll(DsText *p, const char *z){
+  dsTextAppend(p, z, (i64)strlen(z));
+}
+static inline void dsTextChar(DsText *p, char c){
+  if( p->n + 1 > p->nAlloc && dsTextGrow(p, 1) ) return;
+  p->z[p->n++] = c;
+}
+
+void dsJsonValue(DsText *pOut, const DsValue *pVal);
+void dsJsonString(DsText *pOut, const char *z, int n);
 
 /*************************************************************************
 ** Dataset inputs and keys (input.c)
@@ -228,8 +262,8 @@ int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int **paiPay, int *pnPay);
 
 /* JSON of keys and rows (json.c) */
-void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n);
-void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+void dsJsonArray(DsText *pOut, const DsValue *aVal, int n);
+void dsJsonObject(DsText *pOut, const DsInput *pIn, const int *aiSlot,
                   const DsValue *aVal);
 
 /*************************************************************************
@@ -544,7 +578,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
 int dsCoGroupNext(DsCoGroup *p, char **pzErr);
 const DsRow *dsCoGroupKey(const DsCoGroup *p);
 i64 dsCoGroupCount(const DsCoGroup *p, int iSide);
-sqlite3_str *dsCoGroupJson(DsCoGroup *p, int iSide);
+DsText *dsCoGroupJson(DsCoGroup *p, int iSide);
 void dsCoGroupClose(DsCoGroup *p);
 
 /*************************************************************************

@@ -105,7 +105,7 @@ struct DsJoinCursor {
   DsRow *apRow[2];        /* the current pair */
   DsValue *aaVal[2];      /* room to decode a row of each side */
   int abDecoded[2];       /* aaVal[i] holds apRow[i] decoded */
-  sqlite3_str *pStr;      /* reused for JSON text */
+  DsText text;            /* reused for JSON text */
   i64 iRowid;
   int bEof;
 };
@@ -295,7 +295,7 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
 static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
   dsJoinCursorReset(pCur);
-  if( pCur->pStr ) sqlite3_free(sqlite3_str_finish(pCur->pStr));
+  dsTextFree(&pCur->text);
   sqlite3_free(pCur);
   return SQLITE_OK;
 }
@@ -478,11 +478,11 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
   return ((DsJoinCursor *)pCursor)->bEof;
 }
 
-/* The JSON object of row pRow of side iSide, into pCur->pStr. */
+/* The JSON object of row pRow of side iSide, into pCur->text. */
 static void dsJoinRowJson(DsJoinCursor *pCur, int iSide, const DsRow *pRow){
   DsValue *aVal = pCur->aaVal[iSide];
   dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], aVal);
-  dsJsonObject(pCur->pStr, pCur->apIn[iSide], pCur->aaiSlot[iSide], aVal);
+  dsJsonObject(&pCur->text, pCur->apIn[iSide], pCur->aaiSlot[iSide], aVal);
 }
 
 /* The key: one value, or a JSON array of the parts. */
@@ -493,7 +493,7 @@ static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
     dsValueResult(ctx, &aVal[0]);
     return;
   }
-  dsJsonArray(pCur->pStr, aVal, pCur->nKey);
+  dsJsonArray(&pCur->text, aVal, pCur->nKey);
 }
 
 /* Column iCol of the table-valued form. */
@@ -505,10 +505,7 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
     if( pArg ) sqlite3_result_value(ctx, pArg);
     return SQLITE_OK;
   }
-  if( pCur->pStr==0 ){
-    pCur->pStr = sqlite3_str_new(pCur->pConn->db);
-  }
-  sqlite3_str_reset(pCur->pStr);
+  dsTextReset(&pCur->text);
   if( iCol==JCOL_KEY ){
     int iSide = pCur->apRow[0] ? 0 : 1;
     pRow = pCur->apRow[iSide];
@@ -521,19 +518,7 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
     if( pRow==0 ) return SQLITE_OK;
     dsJoinRowJson(pCur, iSide, pRow);
   }
-  if( sqlite3_str_errcode(pCur->pStr) ){
-    int rc = sqlite3_str_errcode(pCur->pStr);
-    sqlite3_str_reset(pCur->pStr);
-    if( rc==SQLITE_NOMEM ){
-      sqlite3_result_error_nomem(ctx);
-    }else{
-      sqlite3_result_error_toobig(ctx);
-    }
-    return SQLITE_OK;
-  }
-  sqlite3_result_text(ctx, sqlite3_str_value(pCur->pStr),
-                      sqlite3_str_length(pCur->pStr), SQLITE_TRANSIENT);
-  sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+  dsTextResult(ctx, &pCur->text, 1);
   return SQLITE_OK;
 }
 

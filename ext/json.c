@@ -1,21 +1,99 @@
 /*
-** json.c: JSON text of values, as the table-valued forms return rows.
+** json.c: JSON text of values and rows, as the table-valued forms return
+** them, and the text buffer (DsText) it is written into.
 **
 ** The text is what SQLite's own json_object() writes for the same values,
 ** so that a user can compare the two: integers in decimal, strings
 ** escaped as SQLite escapes them, reals as SQLite 3.40 writes them
-** ("%!.15g": 1.0 stays 1.0) whenever that reads back as the same number.
-** Deliberate differences: a real that 15 digits cannot carry gets 16 or
-** 17 (newer SQLite writes 17 digits always), so no value is changed by the
-** trip through JSON; a BLOB becomes a string of upper-case hex digits, as
-** hex() writes it (json_object() refuses blobs); an infinite real becomes
-** 9.0e+999, as newer SQLite writes it.
+** ("%!.15g": 1.0 stays 1.0, 0.1 stays 0.1) whenever that reads back as
+** the same number.  The digits come from the C library, which rounds
+** exactly, so every SQLite version gives the same text.  Deliberate differences: a real that 15 significant
+** digits cannot carry gets 17, as newer SQLite writes every real, so no
+** value changes on its trip through JSON; a BLOB becomes a string of
+** upper-case hex digits, as hex() writes it (json_object() refuses
+** blobs); an infinite real becomes 9.0e+999, as newer SQLite writes it.
+**
+** Whether 15 digits read back is decided, in the common case, without
+** strtod(): the 15 digits make an integer below 2^53 and, when the
+** decimal exponent is within 22, one IEEE multiplication or division by
+** an exact power of ten rebuilds the correctly rounded double (Clinger's
+** fast path).  17 digits always read back.
 */
 #include "dataset_int.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-void dsJsonString(sqlite3_str *pOut, const char *z, int n){
+/*************************************************************************
+** The text buffer.
+*/
+
+/* Make room for nMore more bytes; non-zero (and p->rc set) on failure. */
+int dsTextGrow(DsText *p, i64 nMore){
+  i64 nNew = p->nAlloc ? p->nAlloc*2 : 256;
+  char *zNew;
+  if( p->rc ) return p->rc;
+  while( nNew < p->n + nMore ) nNew *= 2;
+  zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
+  if( zNew==0 ){
+    p->rc = SQLITE_NOMEM;
+    return p->rc;
+  }
+  p->z = zNew;
+  p->nAlloc = nNew;
+  return SQLITE_OK;
+}
+
+void dsTextAppendf(DsText *p, const char *zFormat, ...){
+  va_list ap;
+  char *z;
+  va_start(ap, zFormat);
+  z = sqlite3_vmprintf(zFormat, ap);
+  va_end(ap);
+  if( z==0 ){
+    p->rc = SQLITE_NOMEM;
+    return;
+  }
+  dsTextAppendAll(p, z);
+  sqlite3_free(z);
+}
+
+/* The text as a NUL-terminated sqlite3_malloc'd string (NULL after a
+** failure); the buffer is left empty. */
+char *dsTextFinish(DsText *p){
+  char *z = 0;
+  dsTextChar(p, 0);
+  if( p->rc==SQLITE_OK ){
+    z = p->z;
+    p->z = 0;
+  }
+  dsTextFree(p);
+  return z;
+}
+
+void dsTextFree(DsText *p){
+  sqlite3_free(p->z);
+  dsTextInit(p);
+}
+
+/* The text as the result of a function or column (copied, so the buffer
+** can be reused), with the JSON subtype when bJson. */
+void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson){
+  if( p->rc ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text64(ctx, p->n ? p->z : "", (sqlite3_uint64)p->n,
+                        SQLITE_TRANSIENT, SQLITE_UTF8);
+  if( bJson ) sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+}
+
+/*************************************************************************
+** JSON.
+*/
+
+void dsJsonString(DsText *pOut, const char *z, int n){
   static const char aShort[32] = {
     0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0,   0,   0,   0, 0,   0,   0, 0, 0
@@ -23,7 +101,7 @@ void dsJsonString(sqlite3_str *pOut, const char *z, int n){
   static const char aHex[] = "0123456789abcdef";
   int i;
   int iStart = 0;
-  sqlite3_str_appendchar(pOut, 1, '"');
+  dsTextChar(pOut, '"');
   for(i=0; i<n; i++){
     unsigned char c = (unsigned char)z[i];
     char aEsc[6];
@@ -41,32 +119,32 @@ void dsJsonString(sqlite3_str *pOut, const char *z, int n){
     }else{
       continue;
     }
-    if( i>iStart ) sqlite3_str_append(pOut, z + iStart, i - iStart);
-    sqlite3_str_append(pOut, aEsc, nEsc);
+    if( i>iStart ) dsTextAppend(pOut, z + iStart, i - iStart);
+    dsTextAppend(pOut, aEsc, nEsc);
     iStart = i + 1;
   }
-  if( n>iStart ) sqlite3_str_append(pOut, z + iStart, n - iStart);
-  sqlite3_str_appendchar(pOut, 1, '"');
+  if( n>iStart ) dsTextAppend(pOut, z + iStart, n - iStart);
+  dsTextChar(pOut, '"');
 }
 
-static void dsJsonHex(sqlite3_str *pOut, const u8 *z, int n){
+static void dsJsonHex(DsText *pOut, const u8 *z, int n){
   static const char aHex[] = "0123456789ABCDEF";
-  char aBuf[128];
-  int i, j = 0;
-  sqlite3_str_appendchar(pOut, 1, '"');
-  for(i=0; i<n; i++){
-    aBuf[j++] = aHex[z[i]>>4];
-    aBuf[j++] = aHex[z[i]&0xf];
-    if( j==(int)sizeof(aBuf) ){
-      sqlite3_str_append(pOut, aBuf, j);
-      j = 0;
-    }
+  char *zOut;
+  int i;
+  if( pOut->n + 2 + 2*(i64)n > pOut->nAlloc && dsTextGrow(pOut, 2 + 2*(i64)n) ){
+    return;
   }
-  sqlite3_str_append(pOut, aBuf, j);
-  sqlite3_str_appendchar(pOut, 1, '"');
+  zOut = pOut->z + pOut->n;
+  *zOut++ = '"';
+  for(i=0; i<n; i++){
+    *zOut++ = aHex[z[i]>>4];
+    *zOut++ = aHex[z[i]&0xf];
+  }
+  *zOut++ = '"';
+  pOut->n = zOut - pOut->z;
 }
 
-static void dsJsonInt(sqlite3_str *pOut, i64 v){
+static void dsJsonInt(DsText *pOut, i64 v){
   char aBuf[24];
   int i = (int)sizeof(aBuf);
   u64 u = v<0 ? (u64)0 - (u64)v : (u64)v;
@@ -75,34 +153,95 @@ static void dsJsonInt(sqlite3_str *pOut, i64 v){
     u /= 10;
   }while( u );
   if( v<0 ) aBuf[--i] = '-';
-  sqlite3_str_append(pOut, aBuf + i, (int)sizeof(aBuf) - i);
+  dsTextAppend(pOut, aBuf + i, (int)sizeof(aBuf) - i);
 }
 
 /*
-** A real as the shortest of %!.15g, %!.16g and %!.17g that reads back as
-** the same double: 0.1 stays 0.1, yet 0.1+0.2 keeps its last digits.
+** Does the decimal text z (as %g writes it: digits, an optional '.', an
+** optional exponent) read back as r?  Exact either way: the fast check
+** where it applies, strtod() where it does not (large exponents).
 */
-static void dsJsonReal(sqlite3_str *pOut, double r){
-  char aBuf[40];
-  int nDigit;
-  for(nDigit=15; nDigit<17; nDigit++){
-    sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.*g", nDigit, r);
-    if( strtod(aBuf, 0)==r ) break;
+static int dsReadsBackAs(const char *z, double r){
+  static const double aPow10[] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+  };
+  const char *zStart = z;
+  u64 m = 0;
+  int e = 0;
+  int bNeg = 0;
+  int bFrac = 0;
+  double v;
+  if( *z=='-' ){ bNeg = 1; z++; }
+  for(; *z; z++){
+    if( *z>='0' && *z<='9' ){
+      m = m*10 + (u64)(*z - '0');
+      if( bFrac ) e--;
+    }else if( *z=='.' ){
+      bFrac = 1;
+    }else if( *z=='e' ){
+      int x = 0, bExpNeg = 0;
+      z++;
+      if( *z=='-' ){ bExpNeg = 1; z++; }else if( *z=='+' ){ z++; }
+      while( *z>='0' && *z<='9' ) x = x*10 + (*z++ - '0');
+      e += bExpNeg ? -x : x;
+      break;
+    }else{
+      return 0;
+    }
   }
-  if( nDigit==17 ) sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.17g", r);
-  sqlite3_str_appendall(pOut, aBuf);
+  if( m >= ((u64)1 << 53) || e < -22 || e > 22 ) return strtod(zStart, 0)==r;
+  v = e<0 ? (double)m / aPow10[-e] : (double)m * aPow10[e];
+  return (bNeg ? -v : v)==r;
 }
 
-void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
+/*
+** r with nDigit significant digits, as SQLite's "%!.*g" writes it: the C
+** library's %g (exactly rounded, whatever the SQLite version: SQLite's own
+** digits past the 15th changed between releases), with ".0" added where
+** %g leaves no decimal point, as SQLite's "!" flag does (1.0, 1.0e+300).
+*/
+static int dsFormatReal(char *aBuf, int nBuf, int nDigit, double r){
+  int n = snprintf(aBuf, (size_t)nBuf - 2, "%.*g", nDigit, r);
+  char *zE;
+  if( n<0 || n>=nBuf - 2 ) return 0;
+  if( strchr(aBuf, '.') ) return n;
+  zE = strchr(aBuf, 'e');
+  if( zE ){
+    memmove(zE + 2, zE, strlen(zE) + 1);
+    zE[0] = '.';
+    zE[1] = '0';
+  }else{
+    aBuf[n] = '.';
+    aBuf[n+1] = '0';
+    aBuf[n+2] = 0;
+  }
+  return n + 2;
+}
+
+/* A finite real: 15 significant digits when they read back, else 17. */
+static void dsJsonReal(DsText *pOut, double r){
+  char aBuf[48];
+  int n;
+  if( r==0.0 ){                   /* SQLite writes -0.0 as 0.0 too */
+    dsTextAppend(pOut, "0.0", 3);
+    return;
+  }
+  n = dsFormatReal(aBuf, sizeof(aBuf), 15, r);
+  if( !dsReadsBackAs(aBuf, r) ) n = dsFormatReal(aBuf, sizeof(aBuf), 17, r);
+  dsTextAppend(pOut, aBuf, n);
+}
+
+void dsJsonValue(DsText *pOut, const DsValue *pVal){
   switch( pVal->eType ){
     case DS_INT:
       dsJsonInt(pOut, pVal->i);
       break;
     case DS_REAL:
       if( pVal->r > 1.7976931348623157e308 ){
-        sqlite3_str_append(pOut, "9.0e+999", 8);
+        dsTextAppend(pOut, "9.0e+999", 8);
       }else if( pVal->r < -1.7976931348623157e308 ){
-        sqlite3_str_append(pOut, "-9.0e+999", 9);
+        dsTextAppend(pOut, "-9.0e+999", 9);
       }else{
         dsJsonReal(pOut, pVal->r);
       }
@@ -114,20 +253,20 @@ void dsJsonValue(sqlite3_str *pOut, const DsValue *pVal){
       dsJsonHex(pOut, pVal->z, pVal->n);
       break;
     default:
-      sqlite3_str_append(pOut, "null", 4);
+      dsTextAppend(pOut, "null", 4);
       break;
   }
 }
 
 /* A JSON array of n values: a composite key. */
-void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n){
+void dsJsonArray(DsText *pOut, const DsValue *aVal, int n){
   int i;
-  sqlite3_str_appendchar(pOut, 1, '[');
+  dsTextChar(pOut, '[');
   for(i=0; i<n; i++){
-    if( i ) sqlite3_str_appendchar(pOut, 1, ',');
+    if( i ) dsTextChar(pOut, ',');
     dsJsonValue(pOut, &aVal[i]);
   }
-  sqlite3_str_appendchar(pOut, 1, ']');
+  dsTextChar(pOut, ']');
 }
 
 /*
@@ -135,38 +274,15 @@ void dsJsonArray(sqlite3_str *pOut, const DsValue *aVal, int n){
 ** input's column order: column c is aVal[aiSlot[c]] (see
 ** dsInputPlanColumns()).
 */
-void dsJsonObject(sqlite3_str *pOut, const DsInput *pIn, const int *aiSlot,
+void dsJsonObject(DsText *pOut, const DsInput *pIn, const int *aiSlot,
                   const DsValue *aVal){
   int c;
-  sqlite3_str_appendchar(pOut, 1, '{');
+  dsTextChar(pOut, '{');
   for(c=0; c<pIn->nCol; c++){
-    if( c ) sqlite3_str_appendchar(pOut, 1, ',');
+    if( c ) dsTextChar(pOut, ',');
     dsJsonString(pOut, pIn->azCol[c], (int)strlen(pIn->azCol[c]));
-    sqlite3_str_appendchar(pOut, 1, ':');
+    dsTextChar(pOut, ':');
     dsJsonValue(pOut, &aVal[aiSlot[c]]);
   }
-  sqlite3_str_appendchar(pOut, 1, '}');
-}
-
-/*
-** Make the JSON text built in pOut the result of an SQL function, with
-** the subtype SQLite's JSON functions give JSON ('J'), so that json_*()
-** and json_group_array() take it as JSON, not as a string.  Frees pOut.
-** Fails with SQLITE_NOMEM or SQLITE_TOOBIG as pOut did.
-*/
-void dsResultJson(sqlite3_context *ctx, sqlite3_str *pOut){
-  int rc = sqlite3_str_errcode(pOut);
-  int n = sqlite3_str_length(pOut);
-  char *z = sqlite3_str_finish(pOut);
-  if( rc==SQLITE_OK && z ){
-    sqlite3_result_text(ctx, z, n, sqlite3_free);
-    sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
-    return;
-  }
-  sqlite3_free(z);
-  if( rc==SQLITE_TOOBIG ){
-    sqlite3_result_error_toobig(ctx);
-  }else{
-    sqlite3_result_error_nomem(ctx);
-  }
+  dsTextChar(pOut, '}');
 }

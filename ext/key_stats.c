@@ -486,7 +486,7 @@ static i64 dsKsDistinct(const DsKeyStats *p){
 }
 
 static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
-  sqlite3_str *pOut = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+  DsText out;
   DsKeyCount *aTop[DS_KS_TOP];
   int nTop = 0;
   i64 nErr = 0;
@@ -498,7 +498,8 @@ static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
       for(e=p->aSlot[j]; e; e=e->pNext) dsTopOffer(aTop, &nTop, e);
     }
   }
-  sqlite3_str_appendf(pOut,
+  dsTextInit(&out);
+  dsTextAppendf(&out,
       "{\"rows\":%lld,\"nulls\":%lld,\"distinct\":%lld,\"max_count\":%lld,"
       "\"top\":[",
       p ? p->nRow : 0, p ? p->nNull : 0, p ? dsKsDistinct(p) : 0,
@@ -506,17 +507,18 @@ static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
   for(i=0; i<nTop; i++){
     DsValue v;
     dsValueDecode(aTop[i]->aKey, &v);
-    sqlite3_str_appendall(pOut, i ? ",[" : "[");
-    dsJsonValue(pOut, &v);
-    sqlite3_str_appendf(pOut, ",%lld]", aTop[i]->nCount);
+    dsTextAppendAll(&out, i ? ",[" : "[");
+    dsJsonValue(&out, &v);
+    dsTextAppendf(&out, ",%lld]", aTop[i]->nCount);
     if( aTop[i]->nErr > nErr ) nErr = aTop[i]->nErr;
   }
   if( p && p->bApprox ){
-    sqlite3_str_appendf(pOut, "],\"exact\":false,\"count_error\":%lld}", nErr);
+    dsTextAppendf(&out, "],\"exact\":false,\"count_error\":%lld}", nErr);
   }else{
-    sqlite3_str_appendall(pOut, "],\"exact\":true}");
+    dsTextAppendAll(&out, "],\"exact\":true}");
   }
-  dsResultJson(ctx, pOut);
+  dsTextResult(ctx, &out, 1);
+  dsTextFree(&out);
 }
 
 static void dsKeyStatsFree(DsKeyStats *p){

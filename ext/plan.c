@@ -181,18 +181,20 @@ static int dsPlanGroup(DsPlanCount *p, int s, const DsRow *pKey, i64 *pn){
 
 /* Render the key of pRow as the `key` column shows it, in JSON. */
 static char *dsPlanKeyJson(const DsPlanCount *p, const DsRow *pRow){
-  sqlite3_str *pStr = sqlite3_str_new(0);
+  DsText txt;
+  DsText *pStr = &txt;
   const u8 *z = pRow->aData;
   int k;
-  if( p->nKey>1 ) sqlite3_str_appendchar(pStr, 1, '[');
+  dsTextInit(&txt);
+  if( p->nKey>1 ) dsTextChar(pStr, '[');
   for(k=0; k<p->nKey; k++){
     DsValue v;
     z = dsValueDecode(z, &v);
-    if( k ) sqlite3_str_appendchar(pStr, 1, ',');
+    if( k ) dsTextChar(pStr, ',');
     dsJsonValue(pStr, &v);
   }
-  if( p->nKey>1 ) sqlite3_str_appendchar(pStr, 1, ']');
-  return sqlite3_str_finish(pStr);
+  if( p->nKey>1 ) dsTextChar(pStr, ']');
+  return dsTextFinish(pStr);
 }
 
 /* Consider key pKey, found nL and nR times, for the top list. */

@@ -41,41 +41,43 @@ void dsStatsClear(DsStats *p){
   p->zReason = 0;
 }
 
-static void dsJsonKeyText(sqlite3_str *pOut, const char *zKey,
+static void dsJsonKeyText(DsText *pOut, const char *zKey,
                           const char *zVal){
-  sqlite3_str_appendf(pOut, ",\"%s\":", zKey);
+  dsTextAppendf(pOut, ",\"%s\":", zKey);
   if( zVal ){
     dsJsonString(pOut, zVal, (int)strlen(zVal));
   }else{
-    sqlite3_str_append(pOut, "null", 4);
+    dsTextAppend(pOut, "null", 4);
   }
 }
 
 /* Make p the connection's last statistics. */
 void dsStatsPublish(DsConn *pConn, DsStats *p){
   static const char *const azSide[] = { "left", "right" };
-  sqlite3_str *pOut = sqlite3_str_new(0);
+  DsText out;
+  DsText *pOut = &out;
   char *zJson;
   int i;
-  sqlite3_str_appendf(pOut, "{\"operator\":\"%s\"", p->zOperator);
+  dsTextInit(&out);
+  dsTextAppendf(pOut, "{\"operator\":\"%s\"", p->zOperator);
   dsJsonKeyText(pOut, "hint", p->zHint);
   dsJsonKeyText(pOut, "join_type", p->zJoinType);
   dsJsonKeyText(pOut, "strategy", p->zStrategy);
   dsJsonKeyText(pOut, "build_side", p->iBuild>=0 ? azSide[p->iBuild] : 0);
-  sqlite3_str_appendf(pOut,
+  dsTextAppendf(pOut,
       ",\"left_rows\":%lld,\"right_rows\":%lld,\"output_rows\":%lld"
       ",\"partitions\":%lld,\"spilled_bytes\":%lld"
       ",\"peak_memory_bytes\":%lld",
       p->anRow[0], p->anRow[1], p->nOut, p->nPartition, p->nSpilled,
       p->nPeakMem);
   dsJsonKeyText(pOut, "reason", p->zReason);
-  sqlite3_str_appendall(pOut, ",\"ms\":{");
+  dsTextAppendAll(pOut, ",\"ms\":{");
   for(i=0; i<DS_N_PHASE; i++){
-    sqlite3_str_appendf(pOut, "%s\"%s\":%.3f", i ? "," : "", azPhase[i],
+    dsTextAppendf(pOut, "%s\"%s\":%.3f", i ? "," : "", azPhase[i],
                         p->aMs[i]);
   }
-  sqlite3_str_appendall(pOut, "}}");
-  zJson = sqlite3_str_finish(pOut);
+  dsTextAppendAll(pOut, "}}");
+  zJson = dsTextFinish(pOut);
   if( zJson ){
     sqlite3_free(pConn->zLastStats);
     pConn->zLastStats = zJson;

@@ -135,10 +135,10 @@ proc reset_db {} {
 
 # SQL for the JSON text of value $x as the extension writes it in the
 # `left`/`right` objects of the table-valued forms: a BLOB as hex text, a
-# REAL as the shortest of %!.15g, %!.16g and %!.17g that reads back as the
-# same number (SQLite 3.40's json_object() stops at 15 digits and so can
-# change a value; newer SQLite always writes 17), an infinity as 9.0e+999,
-# anything else as json_object() has it.  Use as json_object('v', [json_value_sql v]).
+# REAL as %!.15g when that reads back as the same number, else %!.17g
+# (SQLite 3.40's json_object() stops at 15 digits and so can change a
+# value; newer SQLite always writes 17), an infinity as 9.0e+999, anything
+# else as json_object() has it.  Use as json_object('v', [json_value_sql v]).
 proc json_value_sql {x} {
   return "CASE typeof($x)
     WHEN 'blob' THEN hex($x)
@@ -146,7 +146,6 @@ proc json_value_sql {x} {
       WHEN $x > 1.7976931348623157e308 THEN '9.0e+999'
       WHEN $x < -1.7976931348623157e308 THEN '-9.0e+999'
       WHEN CAST(printf('%!.15g', $x) AS REAL) = $x THEN printf('%!.15g', $x)
-      WHEN CAST(printf('%!.16g', $x) AS REAL) = $x THEN printf('%!.16g', $x)
       ELSE printf('%!.17g', $x) END)
     ELSE $x END"
 }
