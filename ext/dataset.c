@@ -48,6 +48,8 @@ void dsConnFree(void *p){
 
 #ifdef _WIN32
 __declspec(dllexport)
+#else
+__attribute__((visibility("default")))
 #endif
 int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
                          const sqlite3_api_routines *pApi){

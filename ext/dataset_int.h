@@ -147,7 +147,7 @@ struct DsValue {
 };
 
 int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
-                  int nKeyCol, DsRow **ppRow);
+                  int nKeyCol, DsValue *aVal, DsRow **ppRow);
 const u8 *dsValueDecode(const u8 *p, DsValue *pVal);
 const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);

@@ -611,13 +611,14 @@ struct DsReader {
   int nCol;               /* columns per row */
   int nKeyCol;            /* of which keys */
   const char *zFunc;
+  DsValue *aVal;          /* scratch for one row's values */
 };
 
 static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
   DsReader *p = (DsReader *)pSrc;
   int rc = sqlite3_step(p->pStmt);
   if( rc==SQLITE_ROW ){
-    rc = dsRowFromStmt(pArena, p->pStmt, p->nCol, p->nKeyCol, ppRow);
+    rc = dsRowFromStmt(pArena, p->pStmt, p->nCol, p->nKeyCol, p->aVal, ppRow);
     if( rc==SQLITE_OK ){
       p->base.nRow++;
       return SQLITE_ROW;
@@ -635,6 +636,7 @@ static void dsReaderClose(DsSource *pSrc){
   if( p ){
     sqlite3_finalize(p->pStmt);
     sqlite3_free(p->base.zErr);
+    sqlite3_free(p->aVal);
     sqlite3_free(p);
   }
 }
@@ -675,6 +677,12 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   p->nCol = nKey + nPay;
   p->nKeyCol = nKey;
   p->zFunc = zFunc;
+  p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(p->nCol + 1));
+  if( p->aVal==0 ){
+    sqlite3_free(zSql);
+    dsReaderClose(&p->base);
+    return SQLITE_NOMEM;
+  }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
   sqlite3_free(zSql);
   if( rc!=SQLITE_OK ){
@@ -755,19 +763,16 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
     nRow = dsStat1Rows(db, pIn);
     if( nRow>=0 ) return nRow;
   }
-  zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
-                         "LIMIT %lld)", pIn->zBody, nCap);
-  nRow = dsCountRows(db, zSql);
-  sqlite3_free(zSql);
-  if( nRow>=nCap ){
-    if( dsInputIsTable(db, pIn) ){
-      zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
-      nRow = dsCountRows(db, zSql);
-      sqlite3_free(zSql);
-    }else{
-      *pbAtLeast = 1;
-    }
+  if( dsInputIsTable(db, pIn) ){
+    zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+    nRow = dsCountRows(db, zSql);
+  }else{
+    zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
+                           "LIMIT %lld)", pIn->zBody, nCap);
+    nRow = dsCountRows(db, zSql);
+    *pbAtLeast = nRow>=nCap;
   }
+  sqlite3_free(zSql);
   return nRow;
 }
 

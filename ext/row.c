@@ -118,23 +118,6 @@ void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
   }
 }
 
-/* Bytes that column i of the current row of pStmt takes in a row. */
-static i64 dsColumnSize(sqlite3_stmt *pStmt, int i, int eType){
-  switch( eType ){
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT:
-      return 9;
-    case SQLITE_TEXT:
-      sqlite3_column_text(pStmt, i);   /* UTF-8 first, then its length */
-      return 5 + (i64)sqlite3_column_bytes(pStmt, i);
-    case SQLITE_BLOB:
-      sqlite3_column_blob(pStmt, i);
-      return 5 + (i64)sqlite3_column_bytes(pStmt, i);
-    default:
-      return 1;
-  }
-}
-
 static u8 *dsPutBytes(u8 *p, int eType, const void *z, int n){
   u32 n32 = (u32)n;
   *p++ = (u8)eType;
@@ -213,42 +196,16 @@ u8 *dsValuePut(u8 *p, const DsValue *pVal){
   }
 }
 
-static u8 *dsPutColumn(u8 *p, sqlite3_stmt *pStmt, int i, int eType,
-                       int *pbNull){
-  switch( eType ){
-    case SQLITE_INTEGER: {
-      i64 v = sqlite3_column_int64(pStmt, i);
-      *p++ = DS_INT;
-      memcpy(p, &v, 8);
-      return p + 8;
-    }
-    case SQLITE_FLOAT: {
-      double v = sqlite3_column_double(pStmt, i);
-      if( v!=v ) *pbNull = 1;              /* NaN: never equal */
-      *p++ = DS_REAL;
-      memcpy(p, &v, 8);
-      return p + 8;
-    }
-    case SQLITE_TEXT:
-      return dsPutBytes(p, DS_TEXT, sqlite3_column_text(pStmt, i),
-                        sqlite3_column_bytes(pStmt, i));
-    case SQLITE_BLOB:
-      return dsPutBytes(p, DS_BLOB, sqlite3_column_blob(pStmt, i),
-                        sqlite3_column_bytes(pStmt, i));
-    default:
-      *pbNull = 1;
-      *p++ = DS_NULL;
-      return p;
-  }
-}
-
 /*
 ** Make a row of the first nCol result columns of pStmt's current row, of
-** which the first nKeyCol are the key.  SQLITE_NOMEM or SQLITE_TOOBIG on
+** which the first nKeyCol are the key.  aVal has room for nCol values.
+** Each column is fetched once, as an sqlite3_value: the sqlite3_column_*()
+** accessors each take the connection's mutex, which on a narrow row costs
+** more than everything else here.  SQLITE_NOMEM or SQLITE_TOOBIG on
 ** failure.
 */
 int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
-                  int nKeyCol, DsRow **ppRow){
+                  int nKeyCol, DsValue *aVal, DsRow **ppRow){
   i64 nData = 0;
   i64 nKey = 0;
   int i;
@@ -257,8 +214,14 @@ int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
   u8 *p;
 
   for(i=0; i<nCol; i++){
-    nData += dsColumnSize(pStmt, i, sqlite3_column_type(pStmt, i));
-    if( i==nKeyCol-1 ) nKey = nData;
+    if( dsValueFromSql(sqlite3_column_value(pStmt, i), &aVal[i]) ){
+      return SQLITE_NOMEM;
+    }
+    nData += dsValueSize(&aVal[i]);
+    if( i<nKeyCol ){
+      nKey = nData;
+      bNull |= aVal[i].eType==DS_NULL;
+    }
   }
   if( nData > 0x7fffffff ) return SQLITE_TOOBIG;
   pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
@@ -266,17 +229,13 @@ int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
   pRow->pNext = 0;
   pRow->nData = (u32)nData;
   pRow->nKey = (u32)nKey;
-  pRow->flags = 0;
   p = pRow->aData;
-  for(i=0; i<nCol; i++){
-    int bNullHere = 0;
-    p = dsPutColumn(p, pStmt, i, sqlite3_column_type(pStmt, i), &bNullHere);
-    if( i<nKeyCol ) bNull |= bNullHere;
-  }
+  for(i=0; i<nCol; i++) p = dsValuePut(p, &aVal[i]);
   if( bNull ){
     pRow->flags = DS_ROW_NULLKEY;
     pRow->hash = 0;
   }else{
+    pRow->flags = 0;
     pRow->hash = dsKeyHash(pRow->aData, nKeyCol);
   }
   *ppRow = pRow;

@@ -330,7 +330,7 @@ static int dsSorterMergePass(DsSorter *p, int n){
   int i;
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
-    DsRow *pRow;
+    DsRow *pRow = 0;
     rc = dsMergerNext(p, &m, &pRow);
     if( rc==SQLITE_ROW ) rc = dsSpillWrite(pOut, pRow);
   }
