@@ -1,5 +1,6 @@
 -- 20: the aggregates: Flink's first(n), minBy and maxBy on a group, and
--- the key statistics to look at before a join (docs/aggregates.md).
+-- the key statistics to look at before a join (docs/reference/ds_first.md,
+-- ds_min_by.md and ds_key_stats.md).
 .load ./build/dataset
 .headers on
 .mode box --wrap 0
