@@ -4,13 +4,14 @@
 **
 ** The text is what SQLite's own json_object() writes for the same values,
 ** so that a user can compare the two: integers in decimal, strings
-** escaped as SQLite escapes them, reals as SQLite 3.40 writes them
-** ("%!.15g": 1.0 stays 1.0, 0.1 stays 0.1) whenever that reads back as
-** the same number.  The digits come from the C library, which rounds
-** exactly, so every SQLite version gives the same text.  Deliberate differences: a real that 15 significant
-** digits cannot carry gets 17, as newer SQLite writes every real, so no
-** value changes on its trip through JSON; a BLOB becomes a string of
-** upper-case hex digits, as hex() writes it (json_object() refuses
+** escaped as SQLite escapes them, reals with 15 significant digits
+** ("%!.15g": 1.0 stays 1.0, 0.1 stays 0.1) when those read back as the
+** same number and with 17 when they do not, as newer SQLite writes them
+** (3.40 always stops at 15 and so can change a value on its trip through
+** JSON; the extension never does).  The digits come from SQLite's printf;
+** past the 15th, SQLite releases may differ in the 17th digit, all of them
+** reading back the same.  Deliberate differences: a BLOB becomes a string
+** of upper-case hex digits, as hex() writes it (json_object() refuses
 ** blobs); an infinite real becomes 9.0e+999, as newer SQLite writes it.
 **
 ** Whether 15 digits read back is decided, in the common case, without
@@ -22,7 +23,6 @@
 #include "dataset_int.h"
 
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 /*************************************************************************
@@ -195,30 +195,6 @@ static int dsReadsBackAs(const char *z, double r){
   return (bNeg ? -v : v)==r;
 }
 
-/*
-** r with nDigit significant digits, as SQLite's "%!.*g" writes it: the C
-** library's %g (exactly rounded, whatever the SQLite version: SQLite's own
-** digits past the 15th changed between releases), with ".0" added where
-** %g leaves no decimal point, as SQLite's "!" flag does (1.0, 1.0e+300).
-*/
-static int dsFormatReal(char *aBuf, int nBuf, int nDigit, double r){
-  int n = snprintf(aBuf, (size_t)nBuf - 2, "%.*g", nDigit, r);
-  char *zE;
-  if( n<0 || n>=nBuf - 2 ) return 0;
-  if( strchr(aBuf, '.') ) return n;
-  zE = strchr(aBuf, 'e');
-  if( zE ){
-    memmove(zE + 2, zE, strlen(zE) + 1);
-    zE[0] = '.';
-    zE[1] = '0';
-  }else{
-    aBuf[n] = '.';
-    aBuf[n+1] = '0';
-    aBuf[n+2] = 0;
-  }
-  return n + 2;
-}
-
 /* A finite real: 15 significant digits when they read back, else 17. */
 static void dsJsonReal(DsText *pOut, double r){
   char aBuf[48];
@@ -227,8 +203,11 @@ static void dsJsonReal(DsText *pOut, double r){
     dsTextAppend(pOut, "0.0", 3);
     return;
   }
-  n = dsFormatReal(aBuf, sizeof(aBuf), 15, r);
-  if( !dsReadsBackAs(aBuf, r) ) n = dsFormatReal(aBuf, sizeof(aBuf), 17, r);
+  sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.15g", r);
+  if( !dsReadsBackAs(aBuf, r) ){
+    sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.17g", r);
+  }
+  n = (int)strlen(aBuf);
   dsTextAppend(pOut, aBuf, n);
 }
 
