@@ -182,10 +182,16 @@ static i64 dsDirectoryBytes(i64 n){
   return nSlot * (i64)sizeof(DsRow *);
 }
 
-/* Would the rows in memory, with their directory, pass the budget? */
+/*
+** Would the rows in memory, with their directory, pass the budget?  A
+** quarter of it is kept for what the probe phase adds: a batch of probe
+** rows (at most an eighth) and the buffers of probe files being written
+** (an eighth between them: see nSpillBuf).
+*/
 static int dsHashOverBudget(const DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
-  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows) > pConn->nMemLimit;
+  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows)
+           > pConn->nMemLimit - pConn->nMemLimit/4;
 }
 
 /*************************************************************************
@@ -215,6 +221,8 @@ static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
   pPart->nBuild = 0;
   dsArenaClear(&pPart->arena);
   p->nSpilledParts++;
+  /* Spilled after the build side ended: nothing more will be written. */
+  if( rc==SQLITE_OK && p->pBuildSrc==0 ) rc = dsSpillRewind(pPart->pBuildFile);
   return rc;
 }
 
@@ -502,6 +510,12 @@ static int dsHashEndLevel(DsHashJoin *p){
     bUseless = pPart->pProbeFile==0 && !p->bKeepBuild;
     pTask = bUseless ? 0 : sqlite3_malloc64(sizeof(DsTask));
     if( pTask ){
+      /* Done writing: the files give their buffers back while they wait. */
+      int rc2 = dsSpillRewind(pPart->pBuildFile);
+      if( rc2==SQLITE_OK && pPart->pProbeFile ){
+        rc2 = dsSpillRewind(pPart->pProbeFile);
+      }
+      if( rc2!=SQLITE_OK && rc==SQLITE_OK ) rc = rc2;
       pTask->pBuild = pPart->pBuildFile;
       pTask->pProbe = pPart->pProbeFile;
       pTask->iLevel = p->iLevel + 1;
@@ -610,6 +624,16 @@ static int dsBnlEndChunk(DsHashJoin *p){
 ** The iterator.
 */
 
+/* The build side has ended: its spill files give their write buffers
+** back, making room for the probe phase's. */
+static int dsHashSealBuildFiles(DsHashJoin *p){
+  int i, rc = SQLITE_OK;
+  for(i=0; i<DS_FANOUT && rc==SQLITE_OK; i++){
+    if( p->aPart[i].pBuildFile ) rc = dsSpillRewind(p->aPart[i].pBuildFile);
+  }
+  return rc;
+}
+
 /* Read build rows until the side ends; NULL-key rows the join keeps are
 ** handed back in *ppAlone as they come. */
 static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
@@ -629,6 +653,8 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
     if( rc!=SQLITE_OK ) return rc;
   }
   p->pBuildSrc = 0;
+  rc = dsHashSealBuildFiles(p);
+  if( rc!=SQLITE_OK ) return rc;
   if( p->bPartProbe ){
     p->ePhase = PH_PARTPROBE;
     return SQLITE_OK;

@@ -203,6 +203,7 @@ struct DsJoin {
   int bDone;
   int eOutPhase;          /* the phase that produces the output */
   double tOut;            /* when it started */
+  double msOtherAtOut;    /* ms of the other phases then */
 };
 
 static int dsJoinStart(DsJoin *p, const DsJoinSpec *pSpec, int eStrategy){
@@ -220,6 +221,16 @@ static int dsJoinStart(DsJoin *p, const DsJoinSpec *pSpec, int eStrategy){
       (void)pSpec;
       return dsMergeJoinOpen(pOp, &p->pIter);
   }
+}
+
+/* Milliseconds booked so far to phases other than the output phase. */
+static double dsJoinOtherMs(const DsJoin *p){
+  double ms = 0;
+  int i;
+  for(i=0; i<DS_N_PHASE; i++){
+    if( i!=p->eOutPhase ) ms += p->op.stats.aMs[i];
+  }
+  return ms;
 }
 
 int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
@@ -261,6 +272,7 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
                                                  : DS_PHASE_PROBE;
     rc = dsJoinStart(p, pSpec, eStrategy);
     p->tOut = dsNowMs();
+    p->msOtherAtOut = dsJoinOtherMs(p);
     if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
   }
   if( rc!=SQLITE_OK ){
@@ -288,7 +300,12 @@ int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr){
 void dsJoinClose(DsJoin *p){
   if( p ){
     if( p->pIter ){
+      /* The output phase is the time since it started less what the
+      ** strategy itself booked to other phases meanwhile (a hash join
+      ** builds when the first row is asked for). */
+      double msOther = dsJoinOtherMs(p) - p->msOtherAtOut;
       dsStatsPhase(&p->op.stats, p->eOutPhase, &p->tOut);
+      p->op.stats.aMs[p->eOutPhase] -= msOther;
       p->pIter->xClose(p->pIter);
     }
     dsOpFinish(&p->op);

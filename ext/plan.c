@@ -474,6 +474,10 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
   op.stats.zStrategy = dsHintName[pCur->eStrategy];
   op.stats.iBuild = pCur->iBuild;
   op.stats.nOut = 1;
+  if( rc==SQLITE_OK && pCur->zReason ){
+    op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
+                                       "the plan: %s", pCur->zReason);
+  }
   sqlite3_free(zHow);
   dsPlanCountFree(&count);
   dsOpFinish(&op);

@@ -42,8 +42,31 @@ struct DsSpill {
 /* Bytes of I/O buffer per file: DsOp.nSpillBuf when the operator sets it
 ** (a hash join writing many partitions at once shares the budget between
 ** them), else 1/64 of memory_limit, within these bounds. */
-#define DS_SPILL_BUF_MIN (4 * 1024)
+#define DS_SPILL_BUF_MIN 512
 #define DS_SPILL_BUF_MAX (256 * 1024)
+
+/* Allocate the I/O buffer, which exists only while the file is being
+** written or read: a file waiting its turn holds no memory. */
+static int dsSpillBuffer(DsSpill *p){
+  i64 nBuf;
+  if( p->aBuf ) return SQLITE_OK;
+  nBuf = p->pOp->nSpillBuf ? p->pOp->nSpillBuf
+                           : p->pOp->pConn->nMemLimit / 64;
+  if( nBuf < DS_SPILL_BUF_MIN ) nBuf = DS_SPILL_BUF_MIN;
+  if( nBuf > DS_SPILL_BUF_MAX ) nBuf = DS_SPILL_BUF_MAX;
+  p->aBuf = dsMalloc(&p->pOp->mem, nBuf);
+  if( p->aBuf==0 ) return SQLITE_NOMEM;
+  p->nAlloc = (int)nBuf;
+  return SQLITE_OK;
+}
+
+/* Give the I/O buffer back (nothing pending in it). */
+static void dsSpillDropBuffer(DsSpill *p){
+  dsFree(&p->pOp->mem, p->aBuf);
+  p->aBuf = 0;
+  p->nAlloc = 0;
+  p->nBuf = p->iBuf = 0;
+}
 
 static int dsSpillIoError(DsSpill *p, const char *zWhat, int err){
   int rc = (err==ENOSPC || err==EFBIG || err==EDQUOT) ? SQLITE_FULL
@@ -122,13 +145,8 @@ int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
   if( p->aBuf==0 ){
-    i64 nBuf = p->pOp->nSpillBuf ? p->pOp->nSpillBuf
-                                 : p->pOp->pConn->nMemLimit / 64;
-    if( nBuf < DS_SPILL_BUF_MIN ) nBuf = DS_SPILL_BUF_MIN;
-    if( nBuf > DS_SPILL_BUF_MAX ) nBuf = DS_SPILL_BUF_MAX;
-    p->aBuf = dsMalloc(&p->pOp->mem, nBuf);
-    if( p->aBuf==0 ) return SQLITE_NOMEM;
-    p->nAlloc = (int)nBuf;
+    int rc = dsSpillBuffer(p);
+    if( rc!=SQLITE_OK ) return rc;
   }
   p->nRow++;
   p->nByte += (i64)DS_ROW_HDR + pRow->nData;
@@ -136,15 +154,16 @@ int dsSpillWrite(DsSpill *p, const DsRow *pRow){
                        (i64)DS_ROW_HDR + pRow->nData);
 }
 
-/* Finish writing (or reading) and start reading from the first row. */
+/* Finish writing (or reading) and go back to the first row.  The buffer
+** is given back until the first read. */
 int dsSpillRewind(DsSpill *p){
   if( !p->bReading ){
     int rc = p->aBuf ? dsSpillFlush(p) : SQLITE_OK;
     if( rc!=SQLITE_OK ) return rc;
     p->bReading = 1;
   }
+  dsSpillDropBuffer(p);
   p->iOff = 0;
-  p->nBuf = p->iBuf = 0;
   p->base.nRow = 0;
   return SQLITE_OK;
 }
@@ -184,7 +203,11 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
   u32 nData;
   DsRow *pRow;
   int rc;
-  if( p->base.nRow>=p->nRow ) return SQLITE_DONE;
+  if( p->base.nRow>=p->nRow ){
+    dsSpillDropBuffer(p);
+    return SQLITE_DONE;
+  }
+  if( p->aBuf==0 && (rc = dsSpillBuffer(p))!=SQLITE_OK ) return rc;
   rc = dsSpillReadBytes(p, aHdr, (i64)DS_ROW_HDR);
   if( rc!=SQLITE_OK ) return rc;
   memcpy(&nData, aHdr + offsetof(DsRow, nData) - offsetof(DsRow, hash), 4);
