@@ -21,7 +21,7 @@ TCLSH   ?= tclsh
 
 VERSION   := $(shell cat VERSION)
 DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fPIC \
-             -DDS_VERSION='"$(VERSION)"'
+             -pthread -DDS_VERSION='"$(VERSION)"'
 # The shared library exports sqlite3_dataset_init alone: hidden symbols let
 # the compiler inline and call directly across the sources (-flto).
 SO_CFLAGS := -fvisibility=hidden -flto=auto

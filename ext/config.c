@@ -14,7 +14,8 @@
 **   temp_dir       directory for spill files.  Default: $TMPDIR, else the
 **                  first writable of $SQLITE_TMPDIR, /var/tmp, /usr/tmp,
 **                  /tmp, as SQLite chooses.  '' or NULL restores it.
-**   threads        worker threads an operator may use, 1 to 64.
+**   threads        worker threads an operator may use, 1 to 64 (sort.c
+**                  sorts in memory on a worker when it is above 1).
 **   strict_hints   1 refuses the hint and join type pairs Flink refuses.
 */
 #include "dataset_int.h"

@@ -13,7 +13,10 @@
 */
 #include "dataset_int.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct DsSortEntry DsSortEntry;
 struct DsSortEntry {
@@ -54,9 +57,47 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
   return (1ULL << 62) | (b >> 2);
 }
 
-/* Sort a[] by prefix, using aTmp (room for n entries) as the other
-** buffer; returns whichever of the two holds the result. */
-static DsSortEntry *dsRadixSort(DsSortEntry *a, DsSortEntry *aTmp, i64 n){
+/*
+** A sort of an entry array: the work of sorting rows in memory, which
+** runs either on the caller's thread or, with ds_config('threads') above
+** 1, on a worker thread while the caller reads the next input.  It
+** touches nothing but its arrays (no allocation, no SQLite call), so it
+** is safe on any thread; it stops early when bAbort is set, and on the
+** caller's thread xCheck (the interrupt check) can set it.
+*/
+typedef struct DsSortJob DsSortJob;
+struct DsSortJob {
+  DsSortEntry *a;         /* the entries */
+  DsSortEntry *aTmp;      /* as many again, for the radix passes */
+  i64 n;
+  int eOrder;
+  DsSortEntry *aResult;   /* a or aTmp: where the sorted entries are */
+  int (*xCheck)(DsSortJob *);  /* checks for an interrupt, or NULL */
+  DsOp *pOp;              /* for xCheck */
+  atomic_int bAbort;      /* stop as soon as possible */
+  atomic_int bDone;       /* the job has finished */
+  int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
+};
+
+/* Every 64K steps: should the job stop? */
+static int dsSortJobStop(DsSortJob *pJob, i64 i){
+  if( (i & 0xffff)!=0 ) return 0;
+  if( pJob->xCheck && pJob->xCheck(pJob)!=SQLITE_OK ){
+    atomic_store(&pJob->bAbort, 1);
+  }
+  return atomic_load(&pJob->bAbort);
+}
+
+/* The interrupt check of a job run on the caller's thread. */
+static int dsSortJobCheckOp(DsSortJob *pJob){
+  return dsOpCheckInterrupt(pJob->pOp);
+}
+
+/* Sort by prefix: least significant byte first, skipping the bytes in
+** which all prefixes agree.  Sets aResult; 0 if stopped. */
+static int dsRadixSort(DsSortJob *pJob){
+  DsSortEntry *a = pJob->a, *aTmp = pJob->aTmp;
+  i64 n = pJob->n;
   int iByte;
   for(iByte=0; iByte<8; iByte++){
     i64 aCount[256];
@@ -65,19 +106,26 @@ static DsSortEntry *dsRadixSort(DsSortEntry *a, DsSortEntry *aTmp, i64 n){
     int b;
     DsSortEntry *pSwap;
     memset(aCount, 0, sizeof(aCount));
-    for(i=0; i<n; i++) aCount[(a[i].prefix >> shift) & 0xff]++;
+    for(i=0; i<n; i++){
+      aCount[(a[i].prefix >> shift) & 0xff]++;
+      if( dsSortJobStop(pJob, i) ) return 0;
+    }
     if( aCount[(a[0].prefix >> shift) & 0xff]==n ) continue;
     for(b=0; b<256; b++){
       i64 c = aCount[b];
       aCount[b] = sum;
       sum += c;
     }
-    for(i=0; i<n; i++) aTmp[aCount[(a[i].prefix >> shift) & 0xff]++] = a[i];
+    for(i=0; i<n; i++){
+      aTmp[aCount[(a[i].prefix >> shift) & 0xff]++] = a[i];
+      if( dsSortJobStop(pJob, i) ) return 0;
+    }
     pSwap = a;
     a = aTmp;
     aTmp = pSwap;
   }
-  return a;
+  pJob->aResult = a;
+  return 1;
 }
 
 static int dsEntryKeyCompare(const void *pA, const void *pB){
@@ -92,12 +140,13 @@ static int dsEntryGroupCompare(const void *pA, const void *pB){
   return dsRowGroupCompare(a->pRow, b->pRow);
 }
 
-/* Put each run of equal prefixes in true order. */
-static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n, int eOrder){
+/* Put each run of equal prefixes in true order; 0 if stopped. */
+static int dsSortTies(DsSortJob *pJob){
   int (*xCmp)(const DsRow *, const DsRow *) =
-      eOrder==DS_ORDER_GROUP ? dsRowGroupCompare : dsRowKeyCompare;
+      pJob->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare : dsRowKeyCompare;
+  DsSortEntry *a = pJob->aResult;
+  i64 n = pJob->n;
   i64 i = 0;
-  int rc;
   while( i<n ){
     i64 j = i + 1;
     i64 k;
@@ -108,32 +157,73 @@ static int dsSortTies(DsOp *pOp, DsSortEntry *a, i64 n, int eOrder){
     }
     if( !bSorted ){
       qsort(&a[i], (size_t)(j - i), sizeof(DsSortEntry),
-            eOrder==DS_ORDER_GROUP ? dsEntryGroupCompare : dsEntryKeyCompare);
+            pJob->eOrder==DS_ORDER_GROUP ? dsEntryGroupCompare
+                                         : dsEntryKeyCompare);
     }
+    if( (i>>16)!=(j>>16) && dsSortJobStop(pJob, 0) ) return 0;
     i = j;
-    if( (rc = dsOpTick(pOp))!=SQLITE_OK ) return rc;
   }
-  return SQLITE_OK;
+  return 1;
+}
+
+static void dsSortJobRun(DsSortJob *pJob){
+  pJob->aResult = pJob->a;
+  if( pJob->n>1 && (!dsRadixSort(pJob) || !dsSortTies(pJob)) ){
+    pJob->rc = SQLITE_INTERRUPT;
+  }
+  atomic_store(&pJob->bDone, 1);
+}
+
+static void *dsSortJobThread(void *pArg){
+  dsSortJobRun((DsSortJob *)pArg);
+  return 0;
+}
+
+/* Set up a job over the n entries of a (room for nAlloc): allocates the
+** second array, on the caller's thread, where the budget is kept. */
+static int dsSortJobInit(DsSortJob *pJob, DsOp *pOp, DsSortEntry *a, i64 n,
+                         i64 nAlloc, int eOrder){
+  memset(pJob, 0, sizeof(*pJob));
+  pJob->a = a;
+  pJob->n = n;
+  pJob->eOrder = eOrder;
+  pJob->pOp = pOp;
+  pJob->xCheck = dsSortJobCheckOp;
+  atomic_init(&pJob->bAbort, 0);
+  atomic_init(&pJob->bDone, 0);
+  if( n<2 ) return SQLITE_OK;
+  pJob->aTmp = dsMalloc(&pOp->mem, nAlloc * (i64)sizeof(DsSortEntry));
+  return pJob->aTmp ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* After the job: *paOut gets the sorted array, the other one is freed. */
+static int dsSortJobFinish(DsSortJob *pJob, DsOp *pOp, DsSortEntry **paOut){
+  if( pJob->aTmp ){
+    if( pJob->aResult==pJob->aTmp ){
+      dsFree(&pOp->mem, pJob->a);
+      *paOut = pJob->aTmp;
+    }else{
+      dsFree(&pOp->mem, pJob->aTmp);
+      *paOut = pJob->a;
+    }
+    pJob->aTmp = 0;
+  }
+  return pJob->rc;
 }
 
 /*
 ** Sort the n entries of a (room for nAlloc) by prefix, then by the full
-** comparison.  The result is in *paOut: a itself, or a new array with
-** room for nAlloc entries (a is then freed).
+** comparison, here and now.  *paOut gets the sorted array, with room for
+** nAlloc entries.
 */
 static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
                          int eOrder, DsSortEntry **paOut){
-  DsSortEntry *aTmp, *aSorted;
-  int rc;
+  DsSortJob job;
+  int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder);
   *paOut = a;
-  if( n<2 ) return SQLITE_OK;
-  aTmp = dsMalloc(&pOp->mem, nAlloc * (i64)sizeof(DsSortEntry));
-  if( aTmp==0 ) return SQLITE_NOMEM;
-  aSorted = dsRadixSort(a, aTmp, n);
-  dsFree(&pOp->mem, aSorted==a ? aTmp : a);
-  *paOut = aSorted;
-  rc = dsSortTies(pOp, aSorted, n, eOrder);
-  return rc;
+  if( rc!=SQLITE_OK ) return rc;
+  dsSortJobRun(&job);
+  return dsSortJobFinish(&job, pOp, paOut);
 }
 
 /*************************************************************************
@@ -147,6 +237,9 @@ static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
 ** intermediate passes first if there are more runs than the budget has
 ** read buffers for.
 */
+
+/* Rows below which a worker thread is not worth starting. */
+#define DS_THREAD_MIN_ROWS 32768
 
 /* One run being merged: its file and its current row. */
 typedef struct DsRunReader DsRunReader;
@@ -179,6 +272,9 @@ struct DsSorter {
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
+  DsSortJob job;          /* the in-memory sort, when on a worker thread */
+  pthread_t thread;
+  int bThread;            /* the worker is running or not yet joined */
 };
 
 /* Does heap entry a come after b? */
@@ -393,6 +489,55 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
 ** sorted in memory; else they end up in sorted runs, merged down to as
 ** many as can be read at once.
 */
+/*
+** Sort the gathered entries on a worker thread, if the connection allows
+** threads and there are enough of them to be worth it; else here.
+*/
+static int dsSorterSortMemory(DsSorter *p){
+  DsOp *pOp = p->pOp;
+  int rc = dsSortJobInit(&p->job, pOp, p->aEntry, p->nEntry, p->nAlloc,
+                         p->eOrder);
+  if( rc!=SQLITE_OK ) return rc;
+  if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
+    p->job.xCheck = 0;    /* the worker must not touch the connection */
+    if( pthread_create(&p->thread, 0, dsSortJobThread, &p->job)==0 ){
+      p->bThread = 1;
+      return SQLITE_OK;
+    }
+    p->job.xCheck = dsSortJobCheckOp;
+  }
+  dsSortJobRun(&p->job);
+  return dsSortJobFinish(&p->job, pOp, &p->aEntry);
+}
+
+/*
+** Wait for the worker; while waiting, notice an interrupt of the
+** connection and stop the worker then.
+*/
+static int dsSorterJoin(DsSorter *p){
+  int rc = SQLITE_OK;
+  int nSpin = 0;
+  if( !p->bThread ) return SQLITE_OK;
+  while( !atomic_load(&p->job.bDone) ){
+    struct timespec ts = { 0, 200000 };     /* 0.2 ms */
+    nanosleep(&ts, 0);
+    if( (++nSpin % 16)==0 && dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
+      atomic_store(&p->job.bAbort, 1);
+    }
+  }
+  pthread_join(p->thread, 0);
+  p->bThread = 0;
+  rc = dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
+  return rc;
+}
+
+/*
+** Sort every row of pSrc.  When the rows fit in the budget they are
+** sorted in memory (on a worker thread if ds_config('threads') allows,
+** while the caller goes on, say, to read the other side of a join); else
+** they end up in sorted runs, merged down to as many as can be read at
+** once.
+*/
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   DsSorter *p = sqlite3_malloc64(sizeof(DsSorter));
   int rc;
@@ -405,8 +550,7 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   dsArenaInit(&p->arena, &pOp->mem);
   rc = dsSorterGather(p, pSrc);
   if( rc==SQLITE_OK && p->nRun==0 ){
-    rc = dsSortEntries(pOp, p->aEntry, p->nEntry, p->nAlloc, eOrder,
-                       &p->aEntry);
+    rc = dsSorterSortMemory(p);
   }else if( rc==SQLITE_OK ){
     int nFan = dsMergeFanIn(pOp);
     if( p->nEntry>0 ) rc = dsSorterFlushRun(p);
@@ -430,6 +574,10 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
 /* The next row in order: SQLITE_ROW or SQLITE_DONE (or an error). */
 int dsSorterNext(DsSorter *p, DsRow **ppRow){
   if( p->nRun ) return dsMergerNext(p, &p->merge, ppRow);
+  if( p->bThread ){
+    int rc = dsSorterJoin(p);
+    if( rc!=SQLITE_OK ) return rc;
+  }
   if( p->iNext>=p->nEntry ) return SQLITE_DONE;
   *ppRow = p->aEntry[p->iNext++].pRow;
   return SQLITE_ROW;
@@ -443,6 +591,12 @@ int dsSorterStable(const DsSorter *p){
 void dsSorterClose(DsSorter *p){
   if( p ){
     int i;
+    if( p->bThread ){
+      atomic_store(&p->job.bAbort, 1);
+      pthread_join(p->thread, 0);
+      p->bThread = 0;
+      dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
+    }
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);
