@@ -175,10 +175,10 @@ static int dsListPushCopy(DsArena *pArena, DsRow **ppList, const DsRow *pRow){
   return SQLITE_OK;
 }
 
-/* Bytes the hash directory for n rows will take. */
+/* Bytes the hash directory for n rows will take (as dsHashTableInit
+** sizes it: a power of two, at least 16 slots). */
 static i64 dsDirectoryBytes(i64 n){
-  i64 nSlot = 16;
-  while( nSlot < n ) nSlot *= 2;
+  i64 nSlot = n<=16 ? 16 : (i64)1 << (64 - __builtin_clzll((u64)(n - 1)));
   return nSlot * (i64)sizeof(DsRow *);
 }
 
