@@ -153,9 +153,83 @@ const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
 int dsValueCompare(const DsValue *a, const DsValue *b);
-int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal);
-i64 dsValueSize(const DsValue *pVal);
-u8 *dsValuePut(u8 *p, const DsValue *pVal);
+
+/*
+** The value of an SQL value, without a copy: TEXT and BLOB point into pIn
+** and stay valid while it does.  SQLITE_NOMEM if the text could not be
+** had as UTF-8.  (SQLite never hands over a NaN: it stores NaN as NULL.)
+** Inline, with the two below: reading an input runs them for every value.
+*/
+static inline int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal){
+  pVal->n = 0;
+  pVal->z = 0;
+  pVal->i = 0;
+  pVal->r = 0.0;
+  switch( sqlite3_value_type(pIn) ){
+    case SQLITE_INTEGER:
+      pVal->eType = DS_INT;
+      pVal->i = sqlite3_value_int64(pIn);
+      break;
+    case SQLITE_FLOAT:
+      pVal->eType = DS_REAL;
+      pVal->r = sqlite3_value_double(pIn);
+      break;
+    case SQLITE_TEXT:
+      pVal->eType = DS_TEXT;
+      pVal->z = sqlite3_value_text(pIn);
+      if( pVal->z==0 ) return SQLITE_NOMEM;
+      pVal->n = sqlite3_value_bytes(pIn);
+      break;
+    case SQLITE_BLOB:
+      pVal->eType = DS_BLOB;
+      pVal->z = sqlite3_value_blob(pIn);
+      pVal->n = sqlite3_value_bytes(pIn);
+      break;
+    default:
+      pVal->eType = DS_NULL;
+      break;
+  }
+  return SQLITE_OK;
+}
+
+/* Bytes that pVal takes packed (dsValuePut). */
+static inline i64 dsValueSize(const DsValue *pVal){
+  switch( pVal->eType ){
+    case DS_INT:
+    case DS_REAL:
+      return 9;
+    case DS_TEXT:
+    case DS_BLOB:
+      return 5 + (i64)pVal->n;
+    default:
+      return 1;
+  }
+}
+
+/* Pack pVal at p, as a row holds it; returns the byte after it. */
+static inline u8 *dsValuePut(u8 *p, const DsValue *pVal){
+  u32 n32;
+  switch( pVal->eType ){
+    case DS_INT:
+      *p++ = DS_INT;
+      memcpy(p, &pVal->i, 8);
+      return p + 8;
+    case DS_REAL:
+      *p++ = DS_REAL;
+      memcpy(p, &pVal->r, 8);
+      return p + 8;
+    case DS_TEXT:
+    case DS_BLOB:
+      *p++ = (u8)pVal->eType;
+      n32 = (u32)pVal->n;
+      memcpy(p, &n32, 4);
+      if( pVal->n>0 ) memcpy(p + 4, pVal->z, (size_t)pVal->n);
+      return p + 4 + pVal->n;
+    default:
+      *p++ = DS_NULL;
+      return p;
+  }
+}
 u64 dsValueHash(const DsValue *pVal, u64 seed);
 
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
