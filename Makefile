@@ -65,9 +65,9 @@ test: build/dataset.so | deps-test
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
 # and results).  The commit measured is written into the report; -dirty
-# when ext/ or bench/ differ from it.
+# when ext/ or bench/bench.c (what is measured, and how) differ from it.
 BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \
-               git diff --quiet HEAD -- ext bench 2>/dev/null || echo -dirty)
+               git diff --quiet HEAD -- ext bench/bench.c 2>/dev/null || echo -dirty)
 BENCH_OPTS   = --commit '$(BENCH_COMMIT)' $(if $(FILTER),--filter '$(FILTER)') \
                $(if $(TIMEOUT),--timeout $(TIMEOUT))
 BENCH_REPORT = $(TCLSH) bench/report.tcl build/bench/results.tsv \

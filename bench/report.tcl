@@ -172,6 +172,26 @@ proc best {group form hints} {
 # --------------------------------------------------------------------------
 # Groups, in order of appearance
 
+# Cases in a fixed order, whatever order the runs came in: by
+# distribution, size, join and query, then baselines before the hints.
+proc caseKey {name} {
+  global C
+  set c $C($name)
+  set dist [lsearch -exact {uni zipf m2m sel one} [dict get $c dist]]
+  set grp [lsearch -exact {inner:count inner:sum left:sum full:sum inner:all
+      inner:sum.mem inner:sum.lim4} "[dict get $c join]:[dict get $c query]"]
+  set form [dict get $c form]
+  set f [lsearch -exact {native tuned scan read} $form]
+  if {$f < 0} {
+    set f [expr {4 + 2*[lsearch -exact {OC BF BS RF RS SM} [dict get $c hint]] + ($form eq "vt")}]
+  }
+  return [format "%d %012d %012d %02d %02d" $dist [dict get $c nbuild]\
+      [dict get $c nprobe] $grp $f]
+}
+set keyed {}
+foreach name $caseOrder { lappend keyed [list [caseKey $name] $name] }
+set caseOrder [lmap k [lsort -index 0 $keyed] {lindex $k 1}]
+
 set groups {}
 foreach name $caseOrder {
   set g [join [lrange [split $name :] 0 2] :]
@@ -240,7 +260,7 @@ emit
 emit "Times are medians of wall-clock seconds (CLOCK_MONOTONIC around\
 prepare, the sqlite3_step loop and finalize, in one process); CPU seconds\
 (user + system of the same span) are shown beside them because other work\
-on a shared machine inflates wall-clock time far more than CPU time. \
+on a shared machine inflates wall-clock time far more than CPU time.\
 **Ratios are ours / baseline: 0.10 means ten times faster.**  Peak memory\
 is the maximum resident set size of the process that ran the case\
 (one child process per run, so it is per case)."
@@ -346,10 +366,11 @@ emit "## Summary"
 emit
 emit "The fastest hint of each form in each group, against SQLite's own join with default\
 settings (`SQLite`), with `temp_store=MEMORY` and a 64 MB cache (`tuned`), and the bare\
-scan of the columns the join reads (`scan`).  Wall-clock seconds beside the ratios."
+scan of the columns the join reads (`scan`).  Wall-clock seconds beside the ratios; the\
+ratio to SQLite in CPU time too, which other work on the machine disturbs less."
 emit
-emit "| dataset | join | query | SQLite s | tuned s | scan s | form | best hint | s | /SQLite | /tuned | /scan | peak RSS MB |"
-emit "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+emit "| dataset | join | query | SQLite s | tuned s | scan s | form | best hint | s | /SQLite | /tuned | /scan | /SQLite, CPU time | peak RSS MB |"
+emit "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 foreach g $groups {
   lassign [split $g :] ds jt q
   if {$q in {sum.mem sum.lim4}} continue
@@ -361,11 +382,11 @@ foreach g $groups {
     if {$h eq ""} {
       set anyName [lsearch -inline -glob $caseOrder "$g:$form:*"]
       if {$anyName eq ""} continue
-      emit "| $ds | $jt | $q | [fsec $n] | [fsec $t] | [fsec $s] | $form | – | [esc [why $anyName]] | | | | |"
+      emit "| $ds | $jt | $q | [fsec $n] | [fsec $t] | [fsec $s] | $form | – | [esc [why $anyName]] | | | | | |"
       continue
     }
     set nm [cname $g $form $h]
-    emit "| $ds | $jt | $q | [fsec $n] | [fsec $t] | [fsec $s] | $form | $h | [fsec $b] | [fratio $b $n] | [fratio $b $t] | [fratio $b $s] | [fmb [rssMb $nm]] |"
+    emit "| $ds | $jt | $q | [fsec $n] | [fsec $t] | [fsec $s] | $form | $h | [fsec $b] | [fratio $b $n] | [fratio $b $t] | [fratio $b $s] | [fratio [cpu $nm] [cpu [cname $g native -]]] | [fmb [rssMb $nm]] |"
   }
 }
 
@@ -411,7 +432,10 @@ foreach sr $used {
   lassign [split $sr :] form hint
   set title [expr {$hint eq "-" ? [dict get {native "SQLite join" tuned "SQLite join, tuned" scan "scan of the columns"} $form] : "$form $hint"}]
   set dash [expr {$form eq "tvf" ? "dt 2" : ""}]
-  lappend plots "'$datFile' using 1:$i with linespoints lw 2 $dash title '$title'"
+  set key [expr {$hint eq "-" ? $form : $hint}]
+  set color [dict get {native #000000 tuned #888888 scan #56b4e9 OC #e69f00
+      BF #f0e442 BS #009e73 RF #d55e00 RS #cc79a7 SM #0072b2} $key]
+  lappend plots "'$datFile' using 1:$i with linespoints lw 2 lc rgb '$color' $dash title '$title'"
   incr i
 }
 set f [open $gpFile w]
@@ -420,6 +444,7 @@ puts $f "set output '$outPng'"
 puts $f "set datafile missing '?'"
 puts $f "set logscale xy"
 puts $f "set format x '%.0s%c'"
+puts $f "set xrange \[5e5:2e7\]"
 puts $f "set key outside right"
 puts $f "set grid"
 puts $f "set xlabel 'input rows (build + probe)'"
@@ -469,7 +494,7 @@ emit "- `scan`: `SELECT (SELECT sum(pk) + sum(pi) FROM p), (SELECT sum(bk) + sum
 `SELECT bk, br FROM b` and fetching every value, which is what the extension's own readers do."
 emit
 emit "Data: uni = unique build keys, uniform foreign keys; zipf = Zipf (s = 1) probe keys;\
-m2m = 10 build rows per key; sel = 1% of probe keys match; one = every row on one key. \
+m2m = 10 build rows per key; sel = 1% of probe keys match; one = every row on one key.\
 Each row: an integer key, an integer, a real and a 16-byte text."
 
 set curDs ""
@@ -483,8 +508,8 @@ foreach g $groups {
   emit
   emit "**$jt, $q**"
   emit
-  emit "| form | hint | s (wall) | s (CPU) | /SQLite | /tuned | /scan | peak RSS MB | strategy | spilled MB | note |"
-  emit "|---|---|---|---|---|---|---|---|---|---|---|"
+  emit "| form | hint | runs | s (wall) | s (CPU) | /SQLite | /tuned | /scan | peak RSS MB | strategy | spilled MB | note |"
+  emit "|---|---|---|---|---|---|---|---|---|---|---|---|"
   set n [wall [cname $g native -]]
   set t [wall [cname $g tuned -]]
   set s [wall [cname $g scan -]]
@@ -497,7 +522,7 @@ foreach g $groups {
     lassign [lrange [split $name :] 3 4] form hint
     set w [wall $name]
     if {$w eq ""} {
-      emit "| $form | $hint | – | – | | | | | | | [esc [why $name]] |"
+      emit "| $form | $hint | 0 | – | – | | | | | | | [esc [why $name]] |"
       continue
     }
     set note ""
@@ -509,28 +534,28 @@ held [format %.1f [expr {[statsField $name peak_memory_bytes] / 1048576.0}]] MiB
 ([expr {[keptLimit $name] ? "within" : "over"}] the limit); [fratio $w $mem] × the in-memory time"
     }
     set sp [statsField $name spilled_bytes]
-    emit "| $form | $hint | [fsec $w] | [fsec [cpu $name]] | [fratio $w $n] | [fratio $w $t] | [fratio $w $s] | [fmb [rssMb $name]] | [statsField $name strategy] | [expr {$sp eq "" ? "" : [format %.1f [expr {$sp / 1048576.0}]]}] | $note |"
+    emit "| $form | $hint | [llength [dict get $C($name) secs]] | [fsec $w] | [fsec [cpu $name]] | [fratio $w $n] | [fratio $w $t] | [fratio $w $s] | [fmb [rssMb $name]] | [statsField $name strategy] | [expr {$sp eq "" ? "" : [format %.1f [expr {$sp / 1048576.0}]]}] | $note |"
   }
 }
 
 emit
 emit "## Running it"
 emit
-emit "- `make bench`: every case, 5 runs each (an hour or more; the datasets, up to 11M rows, \
-are generated once into build/bench/data and reused).  `make bench-quick`: the two smaller \
-sizes, hints OC BS SM, count and left outer on uni only, 3 runs.  Both rewrite this page and \
-docs/benchmarks.png from build/bench/results.tsv, where results accumulate: a run replaces \
-the cases it runs and keeps the others (each line names its commit and date; delete the \
+emit "- `make bench`: every case, 5 runs each (an hour or more; the datasets, up to 11M rows,\
+are generated once into build/bench/data and reused).  `make bench-quick`: the two smaller\
+sizes, hints OC BS SM, count and left outer on uni only, 3 runs.  Both rewrite this page and\
+docs/benchmarks.png from build/bench/results.tsv, where results accumulate: a run replaces\
+the cases it runs and keeps the others (each line names its commit and date; delete the\
 file to start afresh)."
-emit "- `make bench FILTER='uni-1Mx10M:inner:*' REPS=3` runs only the cases whose names match \
+emit "- `make bench FILTER='uni-1Mx10M:inner:*' REPS=3` runs only the cases whose names match\
 (`build/dsbench list` prints them: `DATASET:JOIN:QUERY:FORM:HINT`)."
-emit "- `make bench-callgrind CASE=uni-1Mx1M:inner:count:tvf:BS` runs one case under \
-`valgrind --tool=callgrind`, counting only the timed part, and prints the functions \
-that execute the most instructions; build/bench/callgrind.out is left for \
+emit "- `make bench-callgrind CASE=uni-1Mx1M:inner:count:tvf:BS` runs one case under\
+`valgrind --tool=callgrind`, counting only the timed part, and prints the functions\
+that execute the most instructions; build/bench/callgrind.out is left for\
 `callgrind_annotate --inclusive=yes`."
-emit "- Each run is a child process (peak RSS per case); the cases of a group run in \
-rotating order, repetition after repetition, so drift hits them alike; runs are \
-sequential.  Results of the join forms are compared with each other after each group \
+emit "- Each run is a child process (peak RSS per case); the cases of a group run in\
+rotating order, repetition after repetition, so drift hits them alike; runs are\
+sequential.  Results of the join forms are compared with each other after each group\
 (the driver warns on a difference)."
 
 file mkdir [file dirname $outMd]
