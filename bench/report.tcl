@@ -255,7 +255,7 @@ emit "| machine | [meta nproc] × [meta cpu] (nproc [meta nproc]), [format %.0f 
 emit "| SQLite | [meta sqlite_version] |"
 emit "| extension | dataset [meta extension_version], default memory_limit [expr {[meta memory_limit_default 0] / 1048576}] MiB |"
 emit "| typed form | [esc [meta typed_form]] |"
-emit "| load average | [meta loadavg_start] at the start, [meta loadavg_end] at the end (the machine is shared) |"
+emit "| load average | [meta loadavg_start] at the start and [meta loadavg_end] at the end of the last run (the machine is shared with other work) |"
 emit
 emit "Times are medians of wall-clock seconds (CLOCK_MONOTONIC around\
 prepare, the sqlite3_step loop and finalize, in one process); CPU seconds\
