@@ -10,6 +10,19 @@
 #                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
 #   make clients     the C client programs of tests/clients.test
 #   make node-client better-sqlite3 12 from npm, into build/node
+#   make bench       the benchmarks (bench/bench.c): generate data under
+#                    build/bench/data once, run every case, write
+#                    build/bench/results.tsv, docs/benchmarks.md and
+#                    docs/benchmarks.png.  Takes an hour or more.
+#   make bench-quick the same on the two smaller sizes, fewer hints and
+#                    groups, 3 runs (about half an hour).  Results
+#                    accumulate in results.tsv: a run replaces the cases
+#                    it runs (rm the file to start afresh)
+#   make bench-callgrind CASE=uni-1Mx1M:inner:count:tvf:BS
+#                    one case under valgrind --tool=callgrind, and the
+#                    functions that cost the most instructions
+#                    (build/dsbench list prints the case names)
+#   Bench variables: FILTER=GLOB[,GLOB] (case names), REPS=N, TIMEOUT=SEC.
 #
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise make stops and prints the command that installs them.
@@ -30,7 +43,8 @@ HDR       := $(wildcard ext/*.h)
 TCL_INC   ?= /usr/include/tcl8.6
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
-        deps-fixture install uninstall clients node-client deps-sqlcipher
+        deps-fixture install uninstall clients node-client deps-sqlcipher \
+        bench bench-quick bench-callgrind deps-bench deps-callgrind
 
 all: build/dataset.so
 
@@ -54,6 +68,39 @@ demo: build/dataset.so | deps-demo
 
 test: build/dataset.so | deps-test
 	$(TCLSH) tests/runall.tcl
+
+# --- Benchmarks (never part of `make test`) -------------------------------
+# The driver is build/dsbench (build/bench is the directory of its data
+# and results).  The commit measured is written into the report; -dirty
+# when ext/ or bench/bench.c (what is measured, and how) differ from it.
+BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \
+               git diff --quiet HEAD -- ext bench/bench.c 2>/dev/null || echo -dirty)
+BENCH_OPTS   = --commit '$(BENCH_COMMIT)' $(if $(FILTER),--filter '$(FILTER)') \
+               $(if $(TIMEOUT),--timeout $(TIMEOUT))
+BENCH_REPORT = $(TCLSH) bench/report.tcl build/bench/results.tsv \
+               build/bench/meta.tsv docs/benchmarks.md docs/benchmarks.png
+
+build/dsbench: bench/bench.c | deps-build
+	@mkdir -p build
+	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -o $@ bench/bench.c $(LDFLAGS) \
+	    -lsqlite3 -lm
+
+bench: build/dataset.so build/dsbench | deps-bench
+	build/dsbench run --reps $(or $(REPS),5) $(BENCH_OPTS)
+	$(BENCH_REPORT)
+
+bench-quick: build/dataset.so build/dsbench | deps-bench
+	build/dsbench run --quick --reps $(or $(REPS),3) $(BENCH_OPTS)
+	$(BENCH_REPORT)
+
+bench-callgrind: build/dataset.so build/dsbench | deps-callgrind
+	@test -n "$(CASE)" || { echo "usage: make bench-callgrind CASE=NAME" \
+	    "(build/dsbench list prints the names)"; exit 1; }
+	build/dsbench gen '$(CASE)'
+	valgrind --tool=callgrind --toggle-collect=runTimed \
+	    --callgrind-out-file=build/bench/callgrind.out \
+	    build/dsbench one '$(CASE)' $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
+	callgrind_annotate --threshold=99 build/bench/callgrind.out | head -45
 
 clean:
 	rm -rf build
@@ -165,6 +212,8 @@ PKG_TEST    := tcl:'command -v tclsh' \
                libsqlite3-tcl:'echo "package require sqlite3" | tclsh'
 PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
+PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
+PKG_GRIND   := valgrind:'command -v callgrind_annotate'
 
 deps-build:
 	$(call ds_need,$(PKG_BUILD))
@@ -176,3 +225,7 @@ deps-fixture:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TEST) $(PKG_FIXTURE))
 deps-sqlcipher:
 	$(call ds_need,$(PKG_SQLCIPHER))
+deps-bench:
+	$(call ds_need,$(PKG_BUILD) $(PKG_BENCH))
+deps-callgrind:
+	$(call ds_need,$(PKG_BUILD) $(PKG_GRIND))
