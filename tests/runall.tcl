@@ -18,9 +18,7 @@
 #    `sqlite3 -batch -bail :memory: < FILE` from the repository root; its
 #    stdout and stderr together must equal sql/examples/NAME.expected byte
 #    for byte (each example is one test; a diff is shown on a mismatch).
-#    An example whose first line holds `-- requires: NAME` (e.g. ds_cogroup,
-#    ds_cross) is SKIPPED, printed as skipped and not counted, when the
-#    extension has no module or function NAME.
+#    No example is ever skipped: each is a seed example that must work.
 # 3. The last line printed is the total, `N passed, N failed`; the exit
 #    status is non-zero if anything failed.
 #
@@ -50,7 +48,6 @@ if {![info exists env(DS_TEST_VERBOSE)] || $env(DS_TEST_VERBOSE) eq ""} {
 
 set nPass 0
 set nFail 0
-set nSkip 0
 set nSkipTest 0
 set failures {}
 
@@ -199,38 +196,6 @@ proc run_test_file {file} {
 # --------------------------------------------------------------------------
 # Examples.
 
-# Does the extension have a module or function named $name?  Asked once
-# per name through a connection of our own with the extension loaded.
-proc extension_has {name} {
-  global root
-  if {![info exists ::have($name)]} {
-    set ::have($name) 0
-    if {![catch {package require sqlite3}]} {
-      set path [file join $root build dataset]
-      if {[info exists ::env(DS_EXT)] && $::env(DS_EXT) ne ""} {
-        set path $::env(DS_EXT)
-        if {[file pathtype $path] ne "absolute"} { set path [file join $root $path] }
-      }
-      if {![catch {
-        sqlite3 probe_db :memory:
-        if {[catch {probe_db eval {SELECT ds_version()}}]} {
-          probe_db enable_load_extension 1
-          probe_db eval {SELECT load_extension($path)}
-        }
-        set n [probe_db eval {
-          SELECT count(*) FROM pragma_module_list WHERE name = $name
-        }]
-        incr n [probe_db eval {
-          SELECT count(*) FROM pragma_function_list WHERE name = $name
-        }]
-        set ::have($name) [expr {$n > 0}]
-      }]} {}
-      catch {probe_db close}
-    }
-  }
-  return $::have($name)
-}
-
 proc read_binary {file} {
   set f [open $file rb]
   set data [read $f]
@@ -239,18 +204,9 @@ proc read_binary {file} {
 }
 
 proc run_example {file} {
-  global root sqlite3_shell nPass nFail nSkip failures
+  global root sqlite3_shell nPass nFail failures
   set name [file tail $file]
   set expfile "[file rootname $file].expected"
-  set script [read_binary $file]
-  set first [lindex [split $script \n] 0]
-  if {[regexp -- {--\s*requires:\s*([A-Za-z0-9_]+)} $first -> need]} {
-    if {![extension_has $need]} {
-      puts "$name: SKIPPED ($need is not available)"
-      incr nSkip
-      return
-    }
-  }
   if {![file exists $expfile]} {
     puts "$name: FAILED: no [file tail $expfile]"
     incr nFail
@@ -290,7 +246,6 @@ foreach file $examples { run_example $file }
 
 puts ""
 if {[llength $failures] > 0} { puts "Failed: [join $failures {, }]" }
-if {$nSkip > 0} { puts "Skipped: $nSkip example(s)" }
 if {$nSkipTest > 0} { puts "Skipped: $nSkipTest test(s), reasons above" }
 puts "$nPass passed, $nFail failed"
 exit [expr {$nFail > 0}]

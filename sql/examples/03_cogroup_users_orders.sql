@@ -1,4 +1,3 @@
--- requires: ds_cogroup
 -- 03: coGroup of users and orders (seed 001, "CoGroup Operations").
 -- Flink: users.coGroup(orders).where(0).equalTo(0) with a CoGroupFunction
 -- that emits user.f1 + " has " + orderCount + " orders" for each key that

@@ -1,4 +1,3 @@
--- requires: ds_cross
 -- 04: cross product of colors and sizes (seed 001, "Cross Operations").
 -- Flink: colors.cross(sizes), then with a CrossFunction returning
 -- size + " " + color + " item".

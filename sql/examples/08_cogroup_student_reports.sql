@@ -1,4 +1,3 @@
--- requires: ds_cogroup
 -- 08: student reports from a coGroup of students and grades (seed 002).
 -- Flink: students.coGroup(grades).where(_.id).equalTo(_.studentId), making
 -- StudentReport(name, grades, avgScore) with avgScore 0.0 for no grades.

@@ -1,4 +1,3 @@
--- requires: ds_cross
 -- 10: every color with every size (seed 002, Scala API).
 -- Flink: colors.cross(sizes), making
 -- Product(color, size, colorHex, sizeDimension).
