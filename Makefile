@@ -54,10 +54,15 @@ build/dataset.so: $(SRC) $(HDR) | deps-build
 
 testfixture: build/testfixture
 
+# -DDS_TESTHOOKS: the spill-file fault hooks of ext/spill.c, for the test
+# program only (never in the shared library or libsqlite3_dataset.a).
+FIXTURE_CFLAGS := -DSQLITE_CORE -DDS_TESTHOOKS -Iext -I$(TCL_INC)
+FIXTURE_LIBS   := -lsqlite3 -ltcl8.6 -lm
+
 build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -Iext -I$(TCL_INC) -o $@ \
-	    tests/testfixture.c $(SRC) $(LDFLAGS) -lsqlite3 -ltcl8.6 -lm
+	$(CC) $(DS_CFLAGS) $(CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
+	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
 
 demo: build/dataset.so | deps-demo
 	@for f in sql/examples/*.sql; do \

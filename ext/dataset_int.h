@@ -509,6 +509,11 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 i64 dsSpillRows(const DsSpill *p);
 i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
+#ifdef DS_TESTHOOKS
+/* Test-only fault hooks (spill.c, tests/testfixture.c). */
+void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
+void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
+#endif
 
 /*
 ** Row buffers (rowbuf.c): copies of rows in the order appended, in memory
