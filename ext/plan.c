@@ -202,12 +202,12 @@ static int dsPlanTop(DsPlanCount *p, const DsRow *pKey, i64 nL, i64 nR){
   i64 nOut = dsSatMul(nL, nR);
   int i = p->nTop;
   char *zKey;
-  if( i==DS_TOP_KEYS ){
-    if( nOut <= p->aTop[DS_TOP_KEYS-1].nOut ) return SQLITE_OK;
-    sqlite3_free(p->aTop[--i].zKey);
-  }
+  if( i==DS_TOP_KEYS && nOut <= p->aTop[DS_TOP_KEYS-1].nOut ) return SQLITE_OK;
+  /* The new key's text first: if it cannot be had, the list stays whole
+  ** (the entry it would replace is still owned, and freed, by it). */
   zKey = dsPlanKeyJson(p, pKey);
   if( zKey==0 ) return SQLITE_NOMEM;
+  if( i==DS_TOP_KEYS ) sqlite3_free(p->aTop[--i].zKey);
   /* Insert in descending order of output; earlier keys first on ties. */
   while( i>0 && p->aTop[i-1].nOut < nOut ){
     p->aTop[i] = p->aTop[i-1];
