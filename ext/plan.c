@@ -80,6 +80,12 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
   azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
+  if( azRows[0]==0 || azRows[1]==0 ){
+    /* Not a reason with a hole in it: out of memory is the answer. */
+    sqlite3_free(azRows[0]);
+    sqlite3_free(azRows[1]);
+    return SQLITE_NOMEM;
+  }
   if( nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2 ){
     *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
     *pzReason = sqlite3_mprintf(
