@@ -7,7 +7,7 @@
 ** time is measured from its start to its end, so the output phase
 ** includes the time SQLite spends consuming the rows).  When the operator
 ** ends, normally or not, its statistics become the connection's "last
-** stats" as one JSON object.
+** stats" as one JSON object (or NULL, if there is no memory for it).
 */
 #include "dataset_int.h"
 
@@ -77,11 +77,11 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
                         p->aMs[i]);
   }
   dsTextAppendAll(pOut, "}}");
+  /* Out of memory, the statistics are lost: ds_last_stats() then says
+  ** NULL, never those of an earlier run as if they were these. */
   zJson = dsTextFinish(pOut);
-  if( zJson ){
-    sqlite3_free(pConn->zLastStats);
-    pConn->zLastStats = zJson;
-  }
+  sqlite3_free(pConn->zLastStats);
+  pConn->zLastStats = zJson;
 }
 
 static void dsLastStatsFunc(sqlite3_context *ctx, int argc,
