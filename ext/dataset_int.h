@@ -329,8 +329,8 @@ struct DsSource {
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);
-i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
-                        int *pbAtLeast);
+int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+                        i64 *pnRow, int *pbAtLeast);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);

@@ -37,12 +37,15 @@ static i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
        + 16 * (i64)nPay;
 }
 
-/* Rows of side s: the caller's figure, else an estimate capped at nCap. */
-static i64 dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
-                      i64 nCap, int *pbAtLeast){
+/* Rows of side s: the caller's figure, else an estimate capped at nCap
+** (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
+static int dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
+                      i64 nCap, i64 *pnRow, int *pbAtLeast){
   *pbAtLeast = 0;
-  if( pSpec->anRowHint[s]>=0 ) return pSpec->anRowHint[s];
-  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pbAtLeast);
+  *pnRow = pSpec->anRowHint[s];
+  if( *pnRow>=0 ) return SQLITE_OK;
+  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pnRow,
+                             pbAtLeast);
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
@@ -112,13 +115,14 @@ int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
   i64 anRow[2] = {-1, -1};
   int abAtLeast[2] = {0, 0};
   i64 anKeyBytes[2] = {0, 0};
-  int s;
+  int s, rc = SQLITE_OK;
   if( !pSpec->bWantOrder ){
-    for(s=0; s<2; s++){
+    for(s=0; s<2 && rc==SQLITE_OK; s++){
       i64 nCost = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
       i64 nCap = pConn->nMemLimit / 2 / nCost + 1;
-      anRow[s] = dsSideRows(pConn, pSpec, s, nCap, &abAtLeast[s]);
+      rc = dsSideRows(pConn, pSpec, s, nCap, &anRow[s], &abAtLeast[s]);
     }
+    if( rc!=SQLITE_OK ) return rc;
   }
   return dsChooseFromSizes(pConn, pSpec, anRow, abAtLeast, anKeyBytes,
                            peStrategy, pzReason);
