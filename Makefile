@@ -71,8 +71,12 @@ demo: build/dataset.so | deps-demo
 	    echo; \
 	done
 
-test: build/dataset.so | deps-test
+# The suite under tclsh with build/dataset.so loaded, as users load it;
+# then faults.test, which needs the test program's fault injection (it is
+# skipped, saying so, in the first run).
+test: build/dataset.so build/testfixture | deps-test
 	$(TCLSH) tests/runall.tcl
+	build/testfixture tests/runall.tcl faults.test
 
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
