@@ -6,6 +6,10 @@
 #   make testfixture a tclsh with the extension linked in statically
 #                    (-DSQLITE_CORE, sqlite3_auto_extension), for sanitizers
 #                    and fault injection
+#   make sanitize    the whole test suite under AddressSanitizer and
+#                    UndefinedBehaviorSanitizer (build/sanitize/)
+#   make valgrind    the whole test suite under valgrind memcheck (slow)
+#                    Both take TESTS='GLOB ...' (runall.tcl's arguments)
 #   make install     install the extension under $(PREFIX) (default
 #                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
 #   make clients     the C client programs of tests/clients.test
@@ -44,7 +48,8 @@ TCL_INC   ?= /usr/include/tcl8.6
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
-        bench bench-quick bench-callgrind deps-bench deps-callgrind
+        bench bench-quick bench-callgrind deps-bench deps-callgrind \
+        sanitize valgrind deps-sanitize deps-valgrind
 
 all: build/dataset.so
 
@@ -77,6 +82,62 @@ demo: build/dataset.so | deps-demo
 test: build/dataset.so build/testfixture | deps-test
 	$(TCLSH) tests/runall.tcl
 	build/testfixture tests/runall.tcl faults.test
+
+# --- Sanitizers and valgrind (docs/reliability.md) --------------------------
+# make sanitize: the whole suite (every tests/*.test, sql/examples, docs
+# examples) under AddressSanitizer + UndefinedBehaviorSanitizer, halting at
+# the first report, leaks checked at every exit.  The test program is
+# build/sanitize/testfixture; runall.tcl starts each test file in a child
+# of the same program.  The examples and docs.test go through the sqlite3
+# shell, which runs with the sanitizer runtimes preloaded and loads
+# build/sanitize/dataset.so (tests/sanitizer_shell.sh).
+SAN_DIR    := build/sanitize
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=all
+SAN_ENV    := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
+              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+              DS_SANITIZER=asan \
+              SQLITE3=$(CURDIR)/$(SAN_DIR)/sqlite3 \
+              DS_EXT=$(CURDIR)/$(SAN_DIR)/dataset
+SAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so) \
+              $(shell $(CC) -print-file-name=libubsan.so)
+
+$(SAN_DIR)/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-sanitize
+	@mkdir -p $(SAN_DIR)
+	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
+	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
+
+$(SAN_DIR)/dataset.so: $(SRC) $(HDR) | deps-sanitize
+	@mkdir -p $(SAN_DIR)
+	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
+
+# The shell wrapper runs in $(SAN_DIR)/root, where build/dataset.so is the
+# sanitized library: the examples' `.load ./build/dataset` finds it there.
+$(SAN_DIR)/sqlite3: tests/sanitizer_shell.sh $(SAN_DIR)/dataset.so
+	@mkdir -p $(SAN_DIR)/root/build
+	ln -sf ../../dataset.so $(SAN_DIR)/root/build/dataset.so
+	sed -e 's|@PRELOAD@|$(strip $(SAN_PRELOAD))|' \
+	    -e 's|@ROOT@|$(CURDIR)/$(SAN_DIR)/root|' \
+	    tests/sanitizer_shell.sh > $@
+	chmod +x $@
+
+sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 | deps-test
+	$(SAN_ENV) $(SAN_DIR)/testfixture tests/runall.tcl $(TESTS)
+
+# make valgrind: the same suite under valgrind's memcheck, build/testfixture
+# and every child it starts (test files, the sqlite3 shell with
+# build/dataset.so), zero errors and no definite leak.  Slow (an hour or
+# more); not part of CI.  DS_FAULT_STEP samples faults.test's loops.
+VG_SKIP := */make,*/cc,*/gcc,*/diff,*/node,*/npm,*/python3*,*/env,*/sh,*/bash
+VG_OPTS := -q --error-exitcode=99 --leak-check=full \
+           --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+           --trace-children=yes --trace-children-skip='$(VG_SKIP)' \
+           --child-silent-after-fork=yes
+
+valgrind: build/testfixture build/dataset.so | deps-test deps-valgrind
+	DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
+	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
+	    valgrind $(VG_OPTS) build/testfixture tests/runall.tcl $(TESTS)
 
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
@@ -223,6 +284,8 @@ PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
 PKG_GRIND   := valgrind:'command -v callgrind_annotate'
+PKG_SAN     := libgcc-12-dev:'ls /usr/lib/gcc/*/*/libasan.so /usr/lib/gcc/*/*/libubsan.so'
+PKG_VALGRIND := valgrind:'command -v valgrind'
 
 deps-build:
 	$(call ds_need,$(PKG_BUILD))
@@ -238,3 +301,7 @@ deps-bench:
 	$(call ds_need,$(PKG_BUILD) $(PKG_BENCH))
 deps-callgrind:
 	$(call ds_need,$(PKG_BUILD) $(PKG_GRIND))
+deps-sanitize:
+	$(call ds_need,$(PKG_BUILD) $(PKG_TEST) $(PKG_FIXTURE) $(PKG_SAN))
+deps-valgrind:
+	$(call ds_need,$(PKG_VALGRIND))
