@@ -128,7 +128,7 @@ sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 | deps-test
 # and every child it starts (test files, the sqlite3 shell with
 # build/dataset.so), zero errors and no definite leak.  Slow (an hour or
 # more); not part of CI.  DS_FAULT_STEP samples faults.test's loops.
-VG_SKIP := */make,*/cc,*/gcc,*/diff,*/node,*/npm,*/python3*,*/env,*/sh,*/bash
+VG_SKIP := */make,*/cc,*/gcc,*/diff,*/node,*/npm,*/python3*,*/env,*/sh,*/bash,*/unshare
 VG_OPTS := -q --error-exitcode=99 --leak-check=full \
            --errors-for-leak-kinds=definite --show-leak-kinds=definite \
            --trace-children=yes --trace-children-skip='$(VG_SKIP)' \
