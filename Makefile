@@ -10,6 +10,10 @@
 #                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
 #   make clients     the C client programs of tests/clients.test
 #   make node-client better-sqlite3 12 from npm, into build/node
+#   make interrupt   stop every step of every operator with sqlite3_interrupt()
+#                    and with a progress handler (tests/interrupt.c), on
+#                    Debian's SQLite and, if `make node-client` brought its
+#                    amalgamation, on a newer one; prints the latencies
 #   make bench       the benchmarks (bench/bench.c): generate data under
 #                    build/bench/data once, run every case, write
 #                    build/bench/results.tsv, docs/benchmarks.md and
@@ -44,7 +48,8 @@ TCL_INC   ?= /usr/include/tcl8.6
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
-        bench bench-quick bench-callgrind deps-bench deps-callgrind
+        bench bench-quick bench-callgrind deps-bench deps-callgrind \
+        interrupt
 
 all: build/dataset.so
 
@@ -179,6 +184,50 @@ $(NODE_BS3): tests/clients/package.json
 	cp tests/clients/package.json build/node/package.json
 	npm install --prefix build/node --no-audit --no-fund
 	touch $@
+
+# --- Interrupts (tests/interrupt.test) -------------------------------------
+# build/test/hooks/dataset.so  the extension with its test hook
+#                              (-DDS_TEST_HOOKS: the SQL function
+#                              ds_test_hook(), see ext/interrupt.c)
+# build/interrupt              tests/interrupt.c on Debian's SQLite (3.40)
+# build/interrupt-new          the same on a SQLite that has
+#                              sqlite3_is_interrupted() (3.41+): the
+#                              amalgamation better-sqlite3 ships, which
+#                              `make node-client` puts under build/node
+#                              (NEW_SQLITE_DIR: another directory holding
+#                              sqlite3.c and sqlite3.h), compiled with
+#                              SQLite's default options
+HOOKS_SO       := build/test/hooks/dataset.so
+NEW_SQLITE_DIR ?= build/node/node_modules/better-sqlite3/deps/sqlite3
+NEW_SQLITE_O   := build/test/newsqlite/sqlite3.o
+TEST_CFLAGS    := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pthread
+
+$(HOOKS_SO): $(SRC) $(HDR) | deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -DDS_TEST_HOOKS -shared \
+	    -o $@ $(SRC) $(LDFLAGS) -lm
+
+build/interrupt: tests/interrupt.c $(HOOKS_SO)
+	$(CC) $(TEST_CFLAGS) $(CFLAGS) -o $@ tests/interrupt.c $(LDFLAGS) \
+	    -lsqlite3
+
+$(NEW_SQLITE_O): $(NEW_SQLITE_DIR)/sqlite3.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -DSQLITE_THREADSAFE=1 -c -o $@ $<
+
+build/interrupt-new: tests/interrupt.c $(NEW_SQLITE_O) $(HOOKS_SO)
+	$(CC) $(TEST_CFLAGS) $(CFLAGS) -I$(NEW_SQLITE_DIR) -o $@ \
+	    tests/interrupt.c $(NEW_SQLITE_O) $(LDFLAGS) -lm -ldl
+
+interrupt: build/interrupt
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	build/interrupt "$$dir" && \
+	if [ -f $(NEW_SQLITE_DIR)/sqlite3.c ]; then \
+	    $(MAKE) --no-print-directory build/interrupt-new && \
+	    build/interrupt-new "$$dir"; \
+	else \
+	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
+	fi
 
 # --- Debian packages ------------------------------------------------------
 # $(call ds_need,package:test-command ...) checks each package by its test

@@ -116,6 +116,17 @@ void *dsArenaAlloc(DsArena *p, i64 n){
   return pRet;
 }
 
+/* The bytes dsArenaAlloc(p, n) would take from the allocator: none if n
+** fits in the current chunk, else the size of the chunk it would add. */
+i64 dsArenaWouldAlloc(const DsArena *p, i64 n){
+  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
+  i64 nChunk = p->nNext;
+  n = (n + 7) & ~(i64)7;
+  if( p->pEnd - p->pFree >= n ) return 0;
+  while( nChunk - nHdr < n ) nChunk *= 2;
+  return nChunk;
+}
+
 /* Forget every allocation but keep the newest chunk for reuse. */
 void dsArenaReset(DsArena *p){
   DsChunk *pKeep = p->pChunk;
