@@ -474,6 +474,15 @@ static int runOnce(sqlite3 *db, const Case *pCase, int bProgress,
              rc, zMsg);
     return 0;
   }
+  if( zStepAtEnd==0 || strcmp(zStepAtEnd, pCase->zStep)!=0 ){
+    /* A short step may end before a check comes, above all when the
+    ** progress handler is called only every few checks: try again, the
+    ** next time with the stop asked for as the step starts.  A loop that
+    ** never checks fails every time. */
+    snprintf(zWhy, nWhy, "it stopped in step '%s', not in '%s'",
+             zStepAtEnd ? zStepAtEnd : "(none)", pCase->zStep);
+    return -1;
+  }
   {
     char zWant[100];
     snprintf(zWant, sizeof(zWant), "%s: interrupted", pCase->zFunc);
@@ -487,15 +496,6 @@ static int runOnce(sqlite3 *db, const Case *pCase, int bProgress,
       snprintf(zWhy, nWhy, "the message is '%s', not '%s'", zMsg, zWant);
       return 0;
     }
-  }
-  if( zStepAtEnd==0 || strcmp(zStepAtEnd, pCase->zStep)!=0 ){
-    /* A short step may end before a check comes, above all when the
-    ** progress handler is called only every few checks: try again, the
-    ** next time with the stop asked for as the step starts.  A loop that
-    ** never checks fails every time. */
-    snprintf(zWhy, nWhy, "it stopped in step '%s', not in '%s'",
-             zStepAtEnd ? zStepAtEnd : "(none)", pCase->zStep);
-    return -1;
   }
   if( *pmsLatency > CEILING_MS ){
     snprintf(zWhy, nWhy, "it took %.1f ms to stop", *pmsLatency);
