@@ -420,6 +420,12 @@ static int dsSorterMergeLevels(DsSorter *p){
     if( p->aRunLevel[iFirst]!=p->aRunLevel[p->nRun-1] && p->nRun<nCap ){
       break;
     }
+    /* The merge's read buffers take the room the gathered rows had: give
+    ** back their arena and entry array first. */
+    dsFree(&p->pOp->mem, p->aEntry);
+    p->aEntry = 0;
+    p->nAlloc = 0;
+    dsArenaClear(&p->arena);
     rc = dsSorterMergePass(p, iFirst, nFan);
   }
   return rc;
@@ -435,6 +441,9 @@ static int dsSorterFlushRun(DsSorter *p){
   for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
     rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
   }
+  /* Sealed: a run waiting to be merged holds no write buffer (with a
+  ** buffer each, the waiting runs alone could pass the budget). */
+  if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);
   if( rc==SQLITE_OK ){
     rc = dsSorterAddRun(p, pRun, 0);
   }else{
@@ -464,7 +473,8 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
     if( rc==SQLITE_ROW ) rc = dsSpillWrite(pOut, pRow);
   }
   dsMergerFree(p, &m);
-  if( rc!=SQLITE_DONE ){
+  if( rc==SQLITE_DONE ) rc = dsSpillRewind(pOut);   /* sealed, as a run */
+  if( rc!=SQLITE_OK ){
     dsSpillClose(pOut);
     return rc;
   }
@@ -492,7 +502,7 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
 */
 static int dsSorterFull(const DsSorter *p){
   const DsConn *pConn = p->pOp->pConn;
-  i64 nSort = p->nEntry * (i64)sizeof(DsSortEntry);
+  i64 nSort = p->nAlloc * (i64)sizeof(DsSortEntry);  /* what sorting adds */
   i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
   if( nOwn > pConn->nMemLimit/2 ) return 1;
   return pConn->nMemUsed + nSort > pConn->nMemLimit
