@@ -96,6 +96,7 @@ struct DsArena {
 
 void dsArenaInit(DsArena *p, DsMem *pMem);
 void *dsArenaAlloc(DsArena *p, i64 n);
+int dsArenaWouldExceed(const DsArena *p, i64 n);
 void dsArenaUndo(DsArena *p, void *pLast);
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);

@@ -116,6 +116,23 @@ void *dsArenaAlloc(DsArena *p, i64 n){
   return pRet;
 }
 
+/*
+** Would n more bytes from arena p take the connection past its limit?
+** Only when they need a new chunk, which may be 1/16 of the budget: a
+** buffer that asks this first goes to disk before crossing the limit
+** rather than after.
+*/
+int dsArenaWouldExceed(const DsArena *p, i64 n){
+  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
+  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
+  i64 nChunk;
+  n = (n + 7) & ~(i64)7;
+  if( pConn==0 || p->pEnd - p->pFree >= n ) return 0;
+  nChunk = p->nNext;
+  while( nChunk - nHdr < n ) nChunk *= 2;    /* as dsArenaGrow() sizes it */
+  return pConn->nMemUsed + nChunk > pConn->nMemLimit;
+}
+
 /* Forget every allocation but keep the newest chunk for reuse. */
 void dsArenaReset(DsArena *p){
   DsChunk *pKeep = p->pChunk;
