@@ -141,6 +141,7 @@ struct DsArena {
 void dsArenaInit(DsArena *p, DsMem *pMem);
 void *dsArenaAlloc(DsArena *p, i64 n);
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
+int dsArenaWouldExceed(const DsArena *p, i64 n);
 void dsArenaUndo(DsArena *p, void *pLast);
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);
@@ -648,6 +649,29 @@ int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
 
 int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
                      const DsInput *pWas, const DsInput *pNow, char **pzErr);
+
+/* What the CREATE form of every two-input module keeps about its table:
+** its name, the inputs as its columns were declared, why it is unusable
+** (a reconnect that could not read its inputs: it has the placeholder
+** schema), and how many of its xFilter/xNext calls are running (more than
+** one can only come from tables that read each other in a cycle). */
+typedef struct DsVtabTyped DsVtabTyped;
+struct DsVtabTyped {
+  const char *zFunc;      /* module name, for messages */
+  char *zName;            /* the table's name */
+  char *zUnusable;        /* why the inputs could not be read on connect */
+  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  int nActive;            /* xFilter or xNext calls of this table running */
+};
+int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zName);
+int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
+                         char **pzErr);
+int dsVtabTypedUsable(sqlite3_vtab *pVtab, const DsVtabTyped *p);
+int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
+                      char **pzErr);
+int dsVtabTypedWanted(const DsVtabTyped *p, const char *idxStr,
+                      u8 **aaWant);
+void dsVtabTypedClear(DsVtabTyped *p);
 
 char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,

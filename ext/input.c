@@ -339,6 +339,21 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
           "it", zFunc, zSide, zDirect));
       rc = SQLITE_ERROR;
     }
+  }else if( sqlite3_bind_parameter_count(pStmt)>0 ){
+    /* The query is compiled again by every reader, and nothing could ever
+    ** be bound to it there: each parameter would silently read as NULL. */
+    int nParam = sqlite3_bind_parameter_count(pStmt);
+    const char *zParam = 0;
+    int i;
+    for(i=1; i<=nParam && zParam==0; i++){
+      zParam = sqlite3_bind_parameter_name(pStmt, i);
+    }
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: the %s dataset query has a parameter (%s); a dataset query "
+        "cannot take bound values: write the values into its text (for "
+        "example with format() or quote())", zFunc, zSide,
+        zParam ? zParam : "?"));
+    rc = SQLITE_ERROR;
   }else{
     /* Keep the statement's own text, without a final semicolon. */
     int n = (int)(zTail - pIn->zBody);

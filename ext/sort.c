@@ -308,7 +308,8 @@ struct DsSorter {
   i64 nEntry;
   i64 nAlloc;
   i64 iNext;              /* next entry to hand out (in-memory case) */
-  DsSpill **apRun;        /* sorted runs on disk */
+  DsSpill **apRun;        /* sorted runs on disk, oldest first */
+  int *aRunLevel;         /* merges behind each run (0: written by a flush) */
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
@@ -416,23 +417,59 @@ static int dsMergeFanIn(DsOp *pOp){
   return (int)nFan;
 }
 
-static int dsSorterAddRun(DsSorter *p, DsSpill *pRun){
+static int dsSorterAddRun(DsSorter *p, DsSpill *pRun, int iLevel){
   if( p->nRun==p->nRunAlloc ){
     int nNew = p->nRunAlloc ? p->nRunAlloc*2 : 16;
     DsSpill **aNew = dsRealloc(&p->pOp->mem, p->apRun,
                                (i64)nNew * (i64)sizeof(DsSpill *));
-    if( aNew==0 ){
+    int *aNewLevel;
+    if( aNew ) p->apRun = aNew;
+    aNewLevel = aNew ? dsRealloc(&p->pOp->mem, p->aRunLevel,
+                                 (i64)nNew * (i64)sizeof(int)) : 0;
+    if( aNewLevel==0 ){
       dsSpillClose(pRun);
       return SQLITE_NOMEM;
     }
-    p->apRun = aNew;
+    p->aRunLevel = aNewLevel;
     p->nRunAlloc = nNew;
   }
+  p->aRunLevel[p->nRun] = iLevel;
   p->apRun[p->nRun++] = pRun;
   return SQLITE_OK;
 }
 
-static int dsSorterMergePass(DsSorter *p, int n);
+static int dsSorterMergePass(DsSorter *p, int iFirst, int n);
+
+/*
+** Merge runs while gathering, as a counter in base nFan: the newest nFan
+** runs are merged into one as soon as they are all of one level (have
+** been through as many merges), and the result is a level up.  So each
+** row is written about log_nFan(runs) times, and at most (nFan - 1) runs
+** of each level stay open.  Merging the oldest runs whenever there are
+** too many instead merges each new run into one ever larger run: rows x
+** runs / nFan bytes written, quadratic in the input.  A cap on the runs
+** kept open (far above what the levels reach for any input that fits on
+** a disk) still keeps the files open below the usual limit of 1024.
+*/
+static int dsSorterMergeLevels(DsSorter *p){
+  int nFan = dsMergeFanIn(p->pOp);
+  int nCap = nFan*2 > 64 ? nFan*2 : 64;
+  int rc = SQLITE_OK;
+  while( rc==SQLITE_OK && p->nRun>=nFan ){
+    int iFirst = p->nRun - nFan;
+    if( p->aRunLevel[iFirst]!=p->aRunLevel[p->nRun-1] && p->nRun<nCap ){
+      break;
+    }
+    /* The merge's read buffers take the room the gathered rows had: give
+    ** back their arena and entry array first. */
+    dsFree(&p->pOp->mem, p->aEntry);
+    p->aEntry = 0;
+    p->nAlloc = 0;
+    dsArenaClear(&p->arena);
+    rc = dsSorterMergePass(p, iFirst, nFan);
+  }
+  return rc;
+}
 
 /* Sort the rows gathered so far and write them out as a run. */
 static int dsSorterFlushRun(DsSorter *p){
@@ -445,28 +482,33 @@ static int dsSorterFlushRun(DsSorter *p){
   for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
     rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
   }
+  /* Sealed: a run waiting to be merged holds no write buffer (with a
+  ** buffer each, the waiting runs alone could pass the budget). */
+  if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);
   if( rc==SQLITE_OK ){
-    rc = dsSorterAddRun(p, pRun);
+    rc = dsSorterAddRun(p, pRun, 0);
   }else{
     dsSpillClose(pRun);
   }
   p->nEntry = 0;
   dsArenaReset(&p->arena);
-  /* Keep the number of open runs bounded while gathering. */
-  if( rc==SQLITE_OK && p->nRun>=2*dsMergeFanIn(p->pOp) ){
-    rc = dsSorterMergePass(p, dsMergeFanIn(p->pOp));
-  }
+  if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
   return rc;
 }
 
-/* Merge the first n runs into one, which takes their place. */
-static int dsSorterMergePass(DsSorter *p, int n){
+/*
+** Merge the n runs from apRun[iFirst] on into one, which takes their
+** place, a level above the highest of them.  The order of the runs
+** matters to nothing but the merge policy: rows of equal keys come in no
+** promised order.
+*/
+static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
   DsMerger m;
   DsSpill *pOut = 0;
   int rc;
-  int i;
+  int i, iLevel = 0;
   dsOpStep(p->pOp, "merge runs");
-  rc = dsMergerInit(p, &m, p->apRun, n);
+  rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
     DsRow *pRow = 0;
@@ -474,14 +516,22 @@ static int dsSorterMergePass(DsSorter *p, int n){
     if( rc==SQLITE_ROW ) rc = dsSpillWrite(pOut, pRow);
   }
   dsMergerFree(p, &m);
-  if( rc!=SQLITE_DONE ){
+  if( rc==SQLITE_DONE ) rc = dsSpillRewind(pOut);   /* sealed, as a run */
+  if( rc!=SQLITE_OK ){
     dsSpillClose(pOut);
     return rc;
   }
-  for(i=0; i<n; i++) dsSpillClose(p->apRun[i]);
-  memmove(p->apRun, &p->apRun[n], sizeof(DsSpill *) * (size_t)(p->nRun - n));
-  p->nRun -= n;
-  p->apRun[p->nRun++] = pOut;
+  for(i=iFirst; i<iFirst+n; i++){
+    if( p->aRunLevel[i]>iLevel ) iLevel = p->aRunLevel[i];
+    dsSpillClose(p->apRun[i]);
+  }
+  memmove(&p->apRun[iFirst+1], &p->apRun[iFirst+n],
+          sizeof(DsSpill *) * (size_t)(p->nRun - iFirst - n));
+  memmove(&p->aRunLevel[iFirst+1], &p->aRunLevel[iFirst+n],
+          sizeof(int) * (size_t)(p->nRun - iFirst - n));
+  p->nRun -= n - 1;
+  p->apRun[iFirst] = pOut;
+  p->aRunLevel[iFirst] = iLevel + 1;
   return SQLITE_OK;
 }
 
@@ -495,11 +545,24 @@ static int dsSorterMergePass(DsSorter *p, int n){
 */
 static int dsSorterFull(const DsSorter *p){
   const DsConn *pConn = p->pOp->pConn;
-  i64 nSort = p->nEntry * (i64)sizeof(DsSortEntry);
+  i64 nSort = p->nAlloc * (i64)sizeof(DsSortEntry);  /* what sorting adds */
   i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
   if( nOwn > pConn->nMemLimit/2 ) return 1;
   return pConn->nMemUsed + nSort > pConn->nMemLimit
       && nOwn > pConn->nMemLimit/16;
+}
+
+/*
+** Entries in the first entry array: 1024, or fewer under a small budget.
+** The array and the second one sorting needs must take a small part of
+** the sorter's half of the budget: were they to fill it alone, every row
+** would become a run of its own.
+*/
+static i64 dsSorterFirstAlloc(const DsOp *pOp){
+  i64 n = pOp->pConn->nMemLimit / (16 * 2 * (i64)sizeof(DsSortEntry));
+  if( n > 1024 ) n = 1024;
+  if( n < 16 ) n = 16;
+  return n;
 }
 
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
@@ -511,7 +574,7 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     if( rc==SQLITE_DONE ) return SQLITE_OK;
     if( rc!=SQLITE_ROW ) return rc;
     if( p->nEntry==p->nAlloc ){
-      i64 nNew = p->nAlloc ? p->nAlloc*2 : 1024;
+      i64 nNew = p->nAlloc ? p->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
       DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
                                     nNew * (i64)sizeof(DsSortEntry));
       if( aNew==0 ) return SQLITE_NOMEM;
@@ -602,8 +665,13 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
     p->aEntry = 0;
     p->nEntry = p->nAlloc = 0;
     dsArenaClear(&p->arena);
+    /* Down to nFan runs for the final merge: merge the newest (the
+    ** smallest) first, just enough of them in the first pass that every
+    ** later pass merges nFan. */
     while( rc==SQLITE_OK && p->nRun>nFan ){
-      rc = dsSorterMergePass(p, nFan);
+      int n = (p->nRun - nFan) % (nFan - 1) + 1;
+      if( n==1 ) n = nFan;
+      rc = dsSorterMergePass(p, p->nRun - n, n);
     }
     if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
   }
@@ -644,6 +712,7 @@ void dsSorterClose(DsSorter *p){
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);
+    dsFree(&p->pOp->mem, p->aRunLevel);
     dsFree(&p->pOp->mem, p->aEntry);
     dsArenaClear(&p->arena);
     sqlite3_free(p);

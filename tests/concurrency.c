@@ -422,9 +422,7 @@ static int readerRound(sqlite3 *db, int iThread, int iRound, int iCheck){
   const char *zLimit = azLimit[(iThread + iRound) % 3];
   int nThread = 1 + (iRound % 2);
   if( iCheck==N_CHECK_WORKER ){
-    /* In memory, and on a worker: what this check is for.  (Sorting
-    ** 40,000 rows in 16 KiB is slow: the sorter's runs are merged two at
-    ** a time, the big run again and again.) */
+    /* In memory, and on a worker: what this check is for. */
     zLimit = azLimit[0];
     nThread = 2;
   }
