@@ -160,6 +160,8 @@ static int dsBlockCrossLoad(DsBlockCross *p){
     }
     if( rc!=SQLITE_ROW ) return rc;
     p->aBlock[p->nBlock++] = pRow;
+    /* The outer side may be rows in memory: no statement checks then. */
+    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
   }
   if( p->nBlock>0 ) p->nLoaded++;
   return SQLITE_OK;

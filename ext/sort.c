@@ -15,7 +15,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <time.h>
 
 typedef struct DsSortEntry DsSortEntry;
@@ -61,9 +60,12 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
 ** A sort of an entry array: the work of sorting rows in memory, which
 ** runs either on the caller's thread or, with ds_config('threads') above
 ** 1, on a worker thread while the caller reads the next input.  It
-** touches nothing but its arrays (no allocation, no SQLite call), so it
-** is safe on any thread; it stops early when bAbort is set, and on the
-** caller's thread xCheck (the interrupt check) can set it.
+** touches nothing but its arrays (no allocation, no SQLite call but
+** sqlite3_is_interrupted()), so it is safe on any thread.  It stops early
+** when bAbort is set; every 16K entries xCheck (the interrupt check) may
+** set it: on the caller's thread the operator's full check, on a worker
+** sqlite3_is_interrupted() where SQLite has it, else nothing (the caller,
+** waiting for the worker, checks then).
 */
 typedef struct DsSortJob DsSortJob;
 struct DsSortJob {
@@ -79,9 +81,9 @@ struct DsSortJob {
   int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
 };
 
-/* Every 64K steps: should the job stop? */
+/* Every 16K steps (some tens of microseconds): should the job stop? */
 static int dsSortJobStop(DsSortJob *pJob, i64 i){
-  if( (i & 0xffff)!=0 ) return 0;
+  if( (i & 0x3fff)!=0 ) return 0;
   if( pJob->xCheck && pJob->xCheck(pJob)!=SQLITE_OK ){
     atomic_store(&pJob->bAbort, 1);
   }
@@ -91,6 +93,13 @@ static int dsSortJobStop(DsSortJob *pJob, i64 i){
 /* The interrupt check of a job run on the caller's thread. */
 static int dsSortJobCheckOp(DsSortJob *pJob){
   return dsOpCheckInterrupt(pJob->pOp);
+}
+
+/* The interrupt check of a job on a worker thread: the connection's flag,
+** read without touching anything else of the connection. */
+static int dsSortJobCheckFlag(DsSortJob *pJob){
+  DsConn *pConn = pJob->pOp->pConn;
+  return pConn->xIsInterrupted(pConn->db) ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
 /* Sort by prefix: least significant byte first, skipping the bytes in
@@ -128,25 +137,55 @@ static int dsRadixSort(DsSortJob *pJob){
   return 1;
 }
 
-static int dsEntryKeyCompare(const void *pA, const void *pB){
-  const DsSortEntry *a = (const DsSortEntry *)pA;
-  const DsSortEntry *b = (const DsSortEntry *)pB;
-  return dsRowKeyCompare(a->pRow, b->pRow);
+/*
+** Sort a[0..n) with the full comparison xCmp, stably, using aTmp[0..n)
+** as scratch: a bottom-up merge sort (qsort could not be stopped, and one
+** run of equal prefixes may hold every row).  Ends with the result in a.
+** 0 if stopped.
+*/
+static int dsMergeSortEntries(DsSortJob *pJob, DsSortEntry *a,
+                              DsSortEntry *aTmp, i64 n,
+                              int (*xCmp)(const DsRow *, const DsRow *)){
+  DsSortEntry *pFrom = a, *pTo = aTmp;
+  i64 nWidth;
+  i64 nStep = 0;
+  for(nWidth=1; nWidth<n; nWidth*=2){
+    i64 iLo;
+    DsSortEntry *pSwap;
+    for(iLo=0; iLo<n; iLo+=2*nWidth){
+      i64 iMid = iLo + nWidth < n ? iLo + nWidth : n;
+      i64 iHi = iLo + 2*nWidth < n ? iLo + 2*nWidth : n;
+      i64 i = iLo, j = iMid, k = iLo;
+      while( i<iMid && j<iHi ){
+        /* Equal entries keep their order: the left one goes first. */
+        if( xCmp(pFrom[j].pRow, pFrom[i].pRow)<0 ){
+          pTo[k++] = pFrom[j++];
+        }else{
+          pTo[k++] = pFrom[i++];
+        }
+        if( dsSortJobStop(pJob, ++nStep) ) return 0;
+      }
+      while( i<iMid ) pTo[k++] = pFrom[i++];
+      while( j<iHi ) pTo[k++] = pFrom[j++];
+    }
+    pSwap = pFrom;
+    pFrom = pTo;
+    pTo = pSwap;
+  }
+  if( pFrom!=a ) memcpy(a, pFrom, sizeof(DsSortEntry) * (size_t)n);
+  return 1;
 }
 
-static int dsEntryGroupCompare(const void *pA, const void *pB){
-  const DsSortEntry *a = (const DsSortEntry *)pA;
-  const DsSortEntry *b = (const DsSortEntry *)pB;
-  return dsRowGroupCompare(a->pRow, b->pRow);
-}
-
-/* Put each run of equal prefixes in true order; 0 if stopped. */
+/* Put each run of equal prefixes in true order; 0 if stopped.  The
+** array the radix sort did not end in is free for scratch. */
 static int dsSortTies(DsSortJob *pJob){
   int (*xCmp)(const DsRow *, const DsRow *) =
       pJob->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare : dsRowKeyCompare;
   DsSortEntry *a = pJob->aResult;
+  DsSortEntry *aScratch = a==pJob->a ? pJob->aTmp : pJob->a;
   i64 n = pJob->n;
   i64 i = 0;
+  i64 nStep = 0;
   while( i<n ){
     i64 j = i + 1;
     i64 k;
@@ -154,13 +193,13 @@ static int dsSortTies(DsSortJob *pJob){
     while( j<n && a[j].prefix==a[i].prefix ) j++;
     for(k=i+1; k<j && bSorted; k++){
       bSorted = xCmp(a[k-1].pRow, a[k].pRow)<=0;
+      if( dsSortJobStop(pJob, ++nStep) ) return 0;
     }
-    if( !bSorted ){
-      qsort(&a[i], (size_t)(j - i), sizeof(DsSortEntry),
-            pJob->eOrder==DS_ORDER_GROUP ? dsEntryGroupCompare
-                                         : dsEntryKeyCompare);
+    if( !bSorted
+     && !dsMergeSortEntries(pJob, &a[i], &aScratch[i], j - i, xCmp) ){
+      return 0;
     }
-    if( (i>>16)!=(j>>16) && dsSortJobStop(pJob, 0) ) return 0;
+    if( dsSortJobStop(pJob, ++nStep) ) return 0;
     i = j;
   }
   return 1;
@@ -221,6 +260,7 @@ static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
   DsSortJob job;
   int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder);
   *paOut = a;
+  dsOpStep(pOp, "radix sort");
   if( rc!=SQLITE_OK ) return rc;
   dsSortJobRun(&job);
   return dsSortJobFinish(&job, pOp, paOut);
@@ -437,6 +477,7 @@ static int dsSorterFlushRun(DsSorter *p){
   i64 i;
   int rc = dsSortEntries(p->pOp, p->aEntry, p->nEntry, p->nAlloc, p->eOrder,
                          &p->aEntry);
+  dsOpStep(p->pOp, "write run");
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pRun);
   for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
     rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
@@ -464,8 +505,10 @@ static int dsSorterFlushRun(DsSorter *p){
 static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
   DsMerger m;
   DsSpill *pOut = 0;
-  int rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
+  int rc;
   int i, iLevel = 0;
+  dsOpStep(p->pOp, "merge runs");
+  rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
     DsRow *pRow = 0;
@@ -524,6 +567,7 @@ static i64 dsSorterFirstAlloc(const DsOp *pOp){
 
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
 static int dsSorterGather(DsSorter *p, DsSource *pSrc){
+  dsOpStep(p->pOp, "sort input");
   for(;;){
     DsRow *pRow;
     int rc = pSrc->xNext(pSrc, &p->arena, &pRow);
@@ -543,15 +587,11 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
       if( rc!=SQLITE_OK ) return rc;
+      dsOpStep(p->pOp, "sort input");
     }
   }
 }
 
-/*
-** Sort every row of pSrc.  When the rows fit in the budget they are
-** sorted in memory; else they end up in sorted runs, merged down to as
-** many as can be read at once.
-*/
 /*
 ** Sort the gathered entries on a worker thread, if the connection allows
 ** threads and there are enough of them to be worth it; else here.
@@ -561,8 +601,11 @@ static int dsSorterSortMemory(DsSorter *p){
   int rc = dsSortJobInit(&p->job, pOp, p->aEntry, p->nEntry, p->nAlloc,
                          p->eOrder);
   if( rc!=SQLITE_OK ) return rc;
+  dsOpStep(pOp, "radix sort");
   if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
-    p->job.xCheck = 0;    /* the worker must not touch the connection */
+    /* The worker must not step statements of the connection: it reads
+    ** the interrupt flag where SQLite has sqlite3_is_interrupted(). */
+    p->job.xCheck = pOp->pConn->xIsInterrupted ? dsSortJobCheckFlag : 0;
     if( pthread_create(&p->thread, 0, dsSortJobThread, &p->job)==0 ){
       p->bThread = 1;
       return SQLITE_OK;
@@ -575,16 +618,17 @@ static int dsSorterSortMemory(DsSorter *p){
 
 /*
 ** Wait for the worker; while waiting, notice an interrupt of the
-** connection and stop the worker then.
+** connection (or a progress handler that says stop) and stop the worker
+** then.
 */
 static int dsSorterJoin(DsSorter *p){
   int rc = SQLITE_OK;
-  int nSpin = 0;
   if( !p->bThread ) return SQLITE_OK;
+  dsOpStep(p->pOp, "radix sort (worker)");
   while( !atomic_load(&p->job.bDone) ){
     struct timespec ts = { 0, 200000 };     /* 0.2 ms */
     nanosleep(&ts, 0);
-    if( (++nSpin % 16)==0 && dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
+    if( dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
       atomic_store(&p->job.bAbort, 1);
     }
   }
