@@ -69,9 +69,10 @@ build/dataset.so: $(SRC) $(HDR) | deps-build
 
 testfixture: build/testfixture
 
-# -DDS_TESTHOOKS: the spill-file fault hooks of ext/spill.c, for the test
-# program only (never in the shared library or libsqlite3_dataset.a).
-FIXTURE_CFLAGS := -DSQLITE_CORE -DDS_TESTHOOKS -Iext -I$(TCL_INC)
+# -DDS_TEST_HOOKS: the test-only code of ext/ (the spill-file fault hooks
+# of spill.c, ds_test_hook() of interrupt.c), for test programs only, never
+# in build/dataset.so or libsqlite3_dataset.a.
+FIXTURE_CFLAGS := -DSQLITE_CORE -DDS_TEST_HOOKS -Iext -I$(TCL_INC)
 FIXTURE_LIBS   := -lsqlite3 -ltcl8.6 -lm
 
 build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture

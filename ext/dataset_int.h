@@ -563,7 +563,7 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 i64 dsSpillRows(const DsSpill *p);
 i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
-#ifdef DS_TESTHOOKS
+#ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);

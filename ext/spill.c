@@ -29,10 +29,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#ifdef DS_TESTHOOKS
+#ifdef DS_TEST_HOOKS
 /*
 ** Test-only faults, compiled into the test program alone (tests/
-** testfixture.c, -DDS_TESTHOOKS), never into the shared library, which
+** testfixture.c, -DDS_TEST_HOOKS), never into the shared library, which
 ** has no such state: the N-th read or write of a spill file from the
 ** moment a test asks fails in a chosen way, so that tests can reach the
 ** paths of a short read, an I/O error or a full disk.  One setting per

@@ -8,7 +8,7 @@
 ** (libsqlite3-tcl) uses the same libsqlite3, so the test suite runs
 ** unchanged under it: this is the program the sanitizers and the
 ** fault-injection tests run, with no dlopen() in the way.  It is also
-** built with -DDS_TESTHOOKS, which compiles the spill-file fault hooks of
+** built with -DDS_TEST_HOOKS, which compiles the spill-file fault hooks of
 ** ext/spill.c in (the shared library never has them).
 **
 ** Commands (tests/faults.test uses them; none does anything until asked):
@@ -60,7 +60,7 @@
 #include <unistd.h>
 #include "dataset.h"
 
-/* From ext/spill.c, compiled in with -DDS_TESTHOOKS. */
+/* From ext/spill.c, compiled in with -DDS_TEST_HOOKS. */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
 
