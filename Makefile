@@ -6,6 +6,10 @@
 #   make testfixture a tclsh with the extension linked in statically
 #                    (-DSQLITE_CORE, sqlite3_auto_extension), for sanitizers
 #                    and fault injection
+#   make sanitize    the whole test suite under AddressSanitizer and
+#                    UndefinedBehaviorSanitizer (build/sanitize/)
+#   make valgrind    the whole test suite under valgrind memcheck (slow)
+#                    Both take TESTS='GLOB ...' (runall.tcl's arguments)
 #   make install     install the extension under $(PREFIX) (default
 #                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
 #   make clients     the C client programs of tests/clients.test
@@ -54,6 +58,7 @@ TCL_INC   ?= /usr/include/tcl8.6
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
+        sanitize valgrind deps-sanitize deps-valgrind \
         interrupt tsan deps-tsan
 
 all: build/dataset.so
@@ -64,10 +69,16 @@ build/dataset.so: $(SRC) $(HDR) | deps-build
 
 testfixture: build/testfixture
 
+# -DDS_TEST_HOOKS: the test-only code of ext/ (the spill-file fault hooks
+# of spill.c, ds_test_hook() of interrupt.c), for test programs only, never
+# in build/dataset.so or libsqlite3_dataset.a.
+FIXTURE_CFLAGS := -DSQLITE_CORE -DDS_TEST_HOOKS -Iext -I$(TCL_INC)
+FIXTURE_LIBS   := -lsqlite3 -ltcl8.6 -lm
+
 build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -Iext -I$(TCL_INC) -o $@ \
-	    tests/testfixture.c $(SRC) $(LDFLAGS) -lsqlite3 -ltcl8.6 -lm
+	$(CC) $(DS_CFLAGS) $(CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
+	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
 
 demo: build/dataset.so | deps-demo
 	@for f in sql/examples/*.sql; do \
@@ -76,8 +87,65 @@ demo: build/dataset.so | deps-demo
 	    echo; \
 	done
 
-test: build/dataset.so | deps-test
+# The suite under tclsh with build/dataset.so loaded, as users load it;
+# then faults.test, which needs the test program's fault injection (it is
+# skipped, saying so, in the first run).
+test: build/dataset.so build/testfixture | deps-test
 	$(TCLSH) tests/runall.tcl
+	build/testfixture tests/runall.tcl faults.test
+
+# --- Sanitizers and valgrind (docs/reliability.md) --------------------------
+# make sanitize: the whole suite (every tests/*.test, sql/examples, docs
+# examples) under AddressSanitizer + UndefinedBehaviorSanitizer, halting at
+# the first report, leaks checked at every exit.  The test program is
+# build/sanitize/testfixture; runall.tcl starts each test file in a child
+# of the same program.  The examples and docs.test go through the sqlite3
+# shell, which runs with the sanitizer runtimes preloaded and loads
+# build/sanitize/dataset.so (tests/sanitizer_shell.sh).
+SAN_DIR    := build/sanitize
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+              -fno-sanitize-recover=all
+SAN_ENV    := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
+              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+              DS_SANITIZER=asan \
+              SQLITE3=$(CURDIR)/$(SAN_DIR)/sqlite3 \
+              DS_EXT=$(CURDIR)/$(SAN_DIR)/dataset
+SAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so) \
+              $(shell $(CC) -print-file-name=libubsan.so)
+
+$(SAN_DIR)/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-sanitize
+	@mkdir -p $(SAN_DIR)
+	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
+	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
+
+$(SAN_DIR)/dataset.so: $(SRC) $(HDR) | deps-sanitize
+	@mkdir -p $(SAN_DIR)
+	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
+
+# The shell wrapper runs in $(SAN_DIR)/root, where build/dataset.so is the
+# sanitized library: the examples' `.load ./build/dataset` finds it there.
+$(SAN_DIR)/sqlite3: tests/sanitizer_shell.sh $(SAN_DIR)/dataset.so
+	@mkdir -p $(SAN_DIR)/root/build
+	ln -sf ../../dataset.so $(SAN_DIR)/root/build/dataset.so
+	sed -e 's|@PRELOAD@|$(strip $(SAN_PRELOAD))|' \
+	    -e 's|@ROOT@|$(CURDIR)/$(SAN_DIR)/root|' \
+	    tests/sanitizer_shell.sh > $@
+	chmod +x $@
+
+sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 | deps-test
+	$(SAN_ENV) $(SAN_DIR)/testfixture tests/runall.tcl $(TESTS)
+
+# make valgrind: the same suite under valgrind's memcheck (tests/valgrind.tcl):
+# build/testfixture and every child it starts (test files, the sqlite3
+# shell with build/dataset.so), zero errors and no definite leak in any
+# process; a test file that fails under memcheck but passes natively is a
+# failure of valgrind's emulation of SQLite's long double arithmetic, not
+# of the extension.  Slow (an hour or more); not part of CI.
+# DS_FAULT_STEP samples faults.test's allocation loops.
+valgrind: build/testfixture build/dataset.so | deps-test deps-valgrind
+	DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
+	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
+	    $(TCLSH) tests/valgrind.tcl build/testfixture $(TESTS)
 
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
@@ -317,6 +385,8 @@ PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
 PKG_GRIND   := valgrind:'command -v callgrind_annotate'
+PKG_SAN     := libgcc-12-dev:'ls /usr/lib/gcc/*/*/libasan.so /usr/lib/gcc/*/*/libubsan.so'
+PKG_VALGRIND := valgrind:'command -v valgrind'
 PKG_TSAN    := libtsan2:'ldconfig -p | grep -q libtsan.so'
 
 deps-build:
@@ -333,5 +403,9 @@ deps-bench:
 	$(call ds_need,$(PKG_BUILD) $(PKG_BENCH))
 deps-callgrind:
 	$(call ds_need,$(PKG_BUILD) $(PKG_GRIND))
+deps-sanitize:
+	$(call ds_need,$(PKG_BUILD) $(PKG_TEST) $(PKG_FIXTURE) $(PKG_SAN))
+deps-valgrind:
+	$(call ds_need,$(PKG_VALGRIND))
 deps-tsan:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TSAN))

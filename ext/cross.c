@@ -90,10 +90,12 @@ static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
   }else{
     /* Views and queries are counted up to the point where the smaller
     ** side is clear enough: a product that large is rarely asked for. */
-    anRow[0] = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[0],
-                                   DS_CROSS_COUNT_CAP, &abAtLeast[0]);
-    anRow[1] = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[1],
-                                   DS_CROSS_COUNT_CAP, &abAtLeast[1]);
+    int i, rc = SQLITE_OK;
+    for(i=0; i<2 && rc==SQLITE_OK; i++){
+      rc = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[i],
+                               DS_CROSS_COUNT_CAP, &anRow[i], &abAtLeast[i]);
+    }
+    if( rc!=SQLITE_OK ) return rc;
     p->iSmall = (anRow[0]>=0 && (anRow[1]<0 || anRow[0]<anRow[1])) ? 0 : 1;
     if( anRow[0]==anRow[1] ){
       pOp->stats.zReason = sqlite3_mprintf("the inputs have the same number "

@@ -375,8 +375,8 @@ struct DsSource {
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);
-i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
-                        int *pbAtLeast);
+int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+                        i64 *pnRow, int *pbAtLeast);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);
@@ -563,6 +563,11 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 i64 dsSpillRows(const DsSpill *p);
 i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
+#ifdef DS_TEST_HOOKS
+/* Test-only fault hooks (spill.c, tests/testfixture.c). */
+void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
+void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
+#endif
 
 /*
 ** Row buffers (rowbuf.c): copies of rows in the order appended, in memory

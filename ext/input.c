@@ -783,54 +783,76 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   return SQLITE_OK;
 }
 
-/* The row count sqlite_stat1 holds for a table (its first number), or -1. */
-static i64 dsStat1Rows(sqlite3 *db, const DsInput *pIn){
+/* Did a step of finding a size run out of memory?  Other failures (no
+** sqlite_stat1, a view that cannot be counted) only leave the size
+** unknown; this one is the statement's answer. */
+static int dsIsNoMem(int rc){
+  return (rc & 0xff)==SQLITE_NOMEM;
+}
+
+/* The row count sqlite_stat1 holds for a table (its first number), or -1
+** in *pnRow.  SQLITE_OK or SQLITE_NOMEM. */
+static int dsStat1Rows(sqlite3 *db, const DsInput *pIn, i64 *pnRow){
   sqlite3_stmt *pStmt = 0;
-  i64 nRow = -1;
+  int rc;
   char *zSql = sqlite3_mprintf(
       "SELECT stat FROM \"%w\".sqlite_stat1 WHERE tbl=%Q COLLATE NOCASE",
       pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
-  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
-   && sqlite3_step(pStmt)==SQLITE_ROW ){
+  *pnRow = -1;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
     const char *zStat = (const char *)sqlite3_column_text(pStmt, 0);
-    if( zStat && isdigit((unsigned char)zStat[0]) ){
-      nRow = 0;
-      while( isdigit((unsigned char)*zStat) ) nRow = nRow*10 + (*zStat++ - '0');
+    if( zStat==0 && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+      rc = SQLITE_NOMEM;
+    }else if( zStat && isdigit((unsigned char)zStat[0]) ){
+      *pnRow = 0;
+      while( isdigit((unsigned char)*zStat) ){
+        *pnRow = *pnRow*10 + (*zStat++ - '0');
+      }
     }
   }
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
-  return nRow;
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* Is pIn an ordinary table (not a view, nor a virtual table)? */
-static int dsInputIsTable(sqlite3 *db, const DsInput *pIn){
+/* Is pIn an ordinary table (not a view, nor a virtual table)?  Sets
+** *pbTable; SQLITE_OK or SQLITE_NOMEM. */
+static int dsInputIsTable(sqlite3 *db, const DsInput *pIn, int *pbTable){
   sqlite3_stmt *pStmt = 0;
-  int bTable = 0;
-  if( pIn->zName==0 ) return 0;
-  if( sqlite3_prepare_v2(db, pIn->zSchema
+  int rc;
+  *pbTable = 0;
+  if( pIn->zName==0 ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(db, pIn->zSchema
         ? "SELECT type FROM pragma_table_list(?1, ?2)"
-        : "SELECT type FROM pragma_table_list(?1)", -1, &pStmt, 0)==SQLITE_OK ){
+        : "SELECT type FROM pragma_table_list(?1)", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
     sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
     if( pIn->zSchema ) sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
-    if( sqlite3_step(pStmt)==SQLITE_ROW ){
-      bTable = sqlite3_stricmp((const char *)sqlite3_column_text(pStmt, 0),
-                               "table")==0;
+    rc = sqlite3_step(pStmt);
+    if( rc==SQLITE_ROW ){
+      const char *zType = (const char *)sqlite3_column_text(pStmt, 0);
+      if( zType==0 ) rc = SQLITE_NOMEM;
+      *pbTable = zType && sqlite3_stricmp(zType, "table")==0;
     }
   }
   sqlite3_finalize(pStmt);
-  return bTable;
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-static i64 dsCountRows(sqlite3 *db, const char *zSql){
+/* The count zSql (may be NULL: out of memory) gives, or -1. */
+static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
   sqlite3_stmt *pStmt = 0;
-  i64 nRow = -1;
-  if( zSql && sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)==SQLITE_OK
-   && sqlite3_step(pStmt)==SQLITE_ROW ){
-    nRow = sqlite3_column_int64(pStmt, 0);
-  }
+  int rc;
+  *pnRow = -1;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ) *pnRow = sqlite3_column_int64(pStmt, 0);
   sqlite3_finalize(pStmt);
-  return nRow;
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /*
@@ -838,28 +860,35 @@ static i64 dsCountRows(sqlite3 *db, const char *zSql){
 ** table; else counted, where an ordinary table is counted whole (SQLite
 ** counts a b-tree without decoding its rows) but a view or query is read
 ** only up to nCap rows.  *pbAtLeast is set when the count stopped at nCap
-** (the input has at least that many rows).  -1 if it cannot be found out.
+** (the input has at least that many rows).  *pnRow is -1 if the size
+** cannot be found out.  Returns SQLITE_NOMEM if memory ran out on the
+** way (a size guessed for want of memory would steer the plan silently),
+** else SQLITE_OK.
 */
-i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
-                        int *pbAtLeast){
-  i64 nRow = -1;
+int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+                        i64 *pnRow, int *pbAtLeast){
   char *zSql;
+  int bTable = 0;
+  int rc = SQLITE_OK;
   *pbAtLeast = 0;
+  *pnRow = -1;
   if( pIn->zName ){
-    nRow = dsStat1Rows(db, pIn);
-    if( nRow>=0 ) return nRow;
+    rc = dsStat1Rows(db, pIn, pnRow);
+    if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
+    rc = dsInputIsTable(db, pIn, &bTable);
+    if( rc!=SQLITE_OK ) return rc;
   }
-  if( dsInputIsTable(db, pIn) ){
+  if( bTable ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
-    nRow = dsCountRows(db, zSql);
+    rc = dsCountRows(db, zSql, pnRow);
   }else{
     zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
                            "LIMIT %lld)", pIn->zBody, nCap);
-    nRow = dsCountRows(db, zSql);
-    *pbAtLeast = nRow>=nCap;
+    rc = dsCountRows(db, zSql, pnRow);
+    *pbAtLeast = *pnRow>=nCap;
   }
   sqlite3_free(zSql);
-  return nRow;
+  return rc;
 }
 
 /*

@@ -594,20 +594,22 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
 ** over huge inputs costs nothing).  The estimate goes stale as the inputs
 ** grow; it only steers the plan.
 */
-static void dsJoinEstimate(DsJoinTable *pTab){
-  int i;
-  if( pTab->bEstimated ) return;
+static int dsJoinEstimate(DsJoinTable *pTab){
+  int i, rc = SQLITE_OK;
+  if( pTab->bEstimated ) return SQLITE_OK;
   /* Set first: counting an input that reads this table (a cycle) plans
   ** a query of this table again, which must not count again. */
   pTab->bEstimated = 1;
   pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
-  for(i=0; i<2; i++){
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
     int bAtLeast;
-    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db,
-                                         pTab->typed.apIn[i],
-                                         DS_ESTIMATE_CAP, &bAtLeast);
+    rc = dsInputEstimateRows(pTab->pConn->db, pTab->typed.apIn[i],
+                             DS_ESTIMATE_CAP, &pTab->anRow[i], &bAtLeast);
     if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
   }
+  /* Out of memory, count again next time rather than keep a guess. */
+  if( rc!=SQLITE_OK ) pTab->bEstimated = 0;
+  return rc;
 }
 
 /* About log2(x), without libm: the cost of sorting grows with it. */
@@ -632,7 +634,7 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
   double nIn, nOut, rCost;
   int bOrdered;
   if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
-  dsJoinEstimate(pTab);
+  if( dsJoinEstimate(pTab)!=SQLITE_OK ) return SQLITE_NOMEM;
   nIn = (double)pTab->anRow[0] + (double)pTab->anRow[1];
   nOut = (double)(pTab->anRow[0]>pTab->anRow[1] ? pTab->anRow[0]
                                                 : pTab->anRow[1]);

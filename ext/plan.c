@@ -37,12 +37,15 @@ static i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
        + 16 * (i64)nPay;
 }
 
-/* Rows of side s: the caller's figure, else an estimate capped at nCap. */
-static i64 dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
-                      i64 nCap, int *pbAtLeast){
+/* Rows of side s: the caller's figure, else an estimate capped at nCap
+** (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
+static int dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
+                      i64 nCap, i64 *pnRow, int *pbAtLeast){
   *pbAtLeast = 0;
-  if( pSpec->anRowHint[s]>=0 ) return pSpec->anRowHint[s];
-  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pbAtLeast);
+  *pnRow = pSpec->anRowHint[s];
+  if( *pnRow>=0 ) return SQLITE_OK;
+  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pnRow,
+                             pbAtLeast);
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
@@ -80,6 +83,12 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
   azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
+  if( azRows[0]==0 || azRows[1]==0 ){
+    /* Not a reason with a hole in it: out of memory is the answer. */
+    sqlite3_free(azRows[0]);
+    sqlite3_free(azRows[1]);
+    return SQLITE_NOMEM;
+  }
   if( nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2 ){
     *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
     *pzReason = sqlite3_mprintf(
@@ -106,13 +115,14 @@ int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
   i64 anRow[2] = {-1, -1};
   int abAtLeast[2] = {0, 0};
   i64 anKeyBytes[2] = {0, 0};
-  int s;
+  int s, rc = SQLITE_OK;
   if( !pSpec->bWantOrder ){
-    for(s=0; s<2; s++){
+    for(s=0; s<2 && rc==SQLITE_OK; s++){
       i64 nCost = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
       i64 nCap = pConn->nMemLimit / 2 / nCost + 1;
-      anRow[s] = dsSideRows(pConn, pSpec, s, nCap, &abAtLeast[s]);
+      rc = dsSideRows(pConn, pSpec, s, nCap, &anRow[s], &abAtLeast[s]);
     }
+    if( rc!=SQLITE_OK ) return rc;
   }
   return dsChooseFromSizes(pConn, pSpec, anRow, abAtLeast, anKeyBytes,
                            peStrategy, pzReason);
@@ -204,12 +214,12 @@ static int dsPlanTop(DsPlanCount *p, const DsRow *pKey, i64 nL, i64 nR){
   i64 nOut = dsSatMul(nL, nR);
   int i = p->nTop;
   char *zKey;
-  if( i==DS_TOP_KEYS ){
-    if( nOut <= p->aTop[DS_TOP_KEYS-1].nOut ) return SQLITE_OK;
-    sqlite3_free(p->aTop[--i].zKey);
-  }
+  if( i==DS_TOP_KEYS && nOut <= p->aTop[DS_TOP_KEYS-1].nOut ) return SQLITE_OK;
+  /* The new key's text first: if it cannot be had, the list stays whole
+  ** (the entry it would replace is still owned, and freed, by it). */
   zKey = dsPlanKeyJson(p, pKey);
   if( zKey==0 ) return SQLITE_NOMEM;
+  if( i==DS_TOP_KEYS ) sqlite3_free(p->aTop[--i].zKey);
   /* Insert in descending order of output; earlier keys first on ties. */
   while( i>0 && p->aTop[i-1].nOut < nOut ){
     p->aTop[i] = p->aTop[i-1];

@@ -29,6 +29,83 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#ifdef DS_TEST_HOOKS
+/*
+** Test-only faults, compiled into the test program alone (tests/
+** testfixture.c, -DDS_TEST_HOOKS), never into the shared library, which
+** has no such state: the N-th read or write of a spill file from the
+** moment a test asks fails in a chosen way, so that tests can reach the
+** paths of a short read, an I/O error or a full disk.  One setting per
+** process is what a test program needs; atomics because operators of
+** connections in other threads may spill meanwhile.
+*/
+#include <stdatomic.h>
+
+#define DS_SPILL_FAULT_SHORT  1   /* this and later calls move part only */
+#define DS_SPILL_FAULT_EOF    2   /* 0 bytes moved */
+#define DS_SPILL_FAULT_EIO    3   /* -1, EIO */
+#define DS_SPILL_FAULT_ENOSPC 4   /* -1, ENOSPC */
+
+static struct DsSpillFault {
+  atomic_int nCountdown;  /* calls until the fault; 0: none armed */
+  atomic_int eKind;       /* DS_SPILL_FAULT_* */
+  atomic_int bShort;      /* a SHORT fault has begun */
+  atomic_int nCall;       /* calls since armed */
+  atomic_int nFault;      /* calls failed or shortened since armed */
+} dsSpillFaults[2];       /* [0] reads, [1] writes */
+
+void dsSpillTestFault(int bWrite, int nCountdown, int eKind){
+  struct DsSpillFault *p = &dsSpillFaults[bWrite!=0];
+  atomic_store(&p->nCountdown, 0);
+  atomic_store(&p->bShort, 0);
+  atomic_store(&p->nCall, 0);
+  atomic_store(&p->nFault, 0);
+  atomic_store(&p->eKind, eKind);
+  if( nCountdown>0 ) atomic_store(&p->nCountdown, nCountdown);
+}
+
+void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault){
+  struct DsSpillFault *p = &dsSpillFaults[bWrite!=0];
+  *pnCall = atomic_load(&p->nCall);
+  *pnFault = atomic_load(&p->nFault);
+}
+
+/* The fault for this call, if any: 0 or DS_SPILL_FAULT_*. */
+static int dsSpillFaultNow(struct DsSpillFault *p){
+  atomic_fetch_add(&p->nCall, 1);
+  if( atomic_load(&p->bShort) ){
+    atomic_fetch_add(&p->nFault, 1);
+    return DS_SPILL_FAULT_SHORT;
+  }
+  if( atomic_load(&p->nCountdown)>0
+   && atomic_fetch_sub(&p->nCountdown, 1)==1 ){
+    int eKind = atomic_load(&p->eKind);
+    if( eKind==DS_SPILL_FAULT_SHORT ) atomic_store(&p->bShort, 1);
+    atomic_fetch_add(&p->nFault, 1);
+    return eKind;
+  }
+  return 0;
+}
+
+/* pread() or pwrite() as the armed fault has it. */
+static ssize_t dsSpillFaultIo(int bWrite, int fd, void *z, size_t n,
+                              i64 iOff){
+  int eFault = dsSpillFaultNow(&dsSpillFaults[bWrite]);
+  switch( eFault ){
+    case DS_SPILL_FAULT_SHORT: if( n>1 ) n = n/3 + 1; break;
+    case DS_SPILL_FAULT_EOF:   return 0;
+    case DS_SPILL_FAULT_EIO:   errno = EIO; return -1;
+    case DS_SPILL_FAULT_ENOSPC: errno = ENOSPC; return -1;
+  }
+  return bWrite ? pwrite(fd, z, n, (off_t)iOff) : pread(fd, z, n, (off_t)iOff);
+}
+# define dsSpillPread(fd, z, n, off)  dsSpillFaultIo(0, fd, z, n, off)
+# define dsSpillPwrite(fd, z, n, off) dsSpillFaultIo(1, fd, (void *)(z), n, off)
+#else
+# define dsSpillPread(fd, z, n, off)  pread(fd, z, n, (off_t)(off))
+# define dsSpillPwrite(fd, z, n, off) pwrite(fd, z, n, (off_t)(off))
+#endif
+
 struct DsSpill {
   DsSource base;          /* reading it as a source of rows */
   DsOp *pOp;
@@ -82,7 +159,8 @@ static int dsSpillIoError(DsSpill *p, const char *zWhat, int err){
 static int dsSpillFlush(DsSpill *p){
   int i = 0;
   while( i<p->nBuf ){
-    ssize_t n = pwrite(p->fd, p->aBuf + i, (size_t)(p->nBuf - i), p->iOff);
+    ssize_t n = dsSpillPwrite(p->fd, p->aBuf + i, (size_t)(p->nBuf - i),
+                              p->iOff);
     if( n<0 && errno==EINTR ) continue;
     if( n<=0 ) return dsSpillIoError(p, "write", n<0 ? errno : ENOSPC);
     i += (int)n;
@@ -187,7 +265,7 @@ static int dsSpillReadBytes(DsSpill *p, u8 *z, i64 n){
     if( nCopy==0 ){
       ssize_t nRead;
       do{
-        nRead = pread(p->fd, p->aBuf, (size_t)p->nAlloc, p->iOff);
+        nRead = dsSpillPread(p->fd, p->aBuf, (size_t)p->nAlloc, p->iOff);
       }while( nRead<0 && errno==EINTR );
       if( nRead<0 ) return dsSpillIoError(p, "read", errno);
       if( nRead==0 ){

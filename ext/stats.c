@@ -7,9 +7,10 @@
 ** time is measured from its start to its end, so the output phase
 ** includes the time SQLite spends consuming the rows).  When the operator
 ** ends, normally or not, its statistics become the connection's "last
-** stats" as one JSON object.  One that failed mid-way (interrupted, out
-** of memory, disk full) also says so ("error") and names the step of its
-** work it was in ("stopped_in": "radix sort", "probe", ...).
+** stats" as one JSON object (or NULL, if there is no memory for it).
+** One that failed mid-way (interrupted, out of memory, disk full) also
+** says so ("error") and names the step of its work it was in
+** ("stopped_in": "radix sort", "probe", ...).
 */
 #include "dataset_int.h"
 
@@ -85,11 +86,11 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
     dsJsonKeyText(pOut, "stopped_in", p->zStoppedIn);
   }
   dsTextChar(pOut, '}');
+  /* Out of memory, the statistics are lost: ds_last_stats() then says
+  ** NULL, never those of an earlier run as if they were these. */
   zJson = dsTextFinish(pOut);
-  if( zJson ){
-    sqlite3_free(pConn->zLastStats);
-    pConn->zLastStats = zJson;
-  }
+  sqlite3_free(pConn->zLastStats);
+  pConn->zLastStats = zJson;
 }
 
 static void dsLastStatsFunc(sqlite3_context *ctx, int argc,
