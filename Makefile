@@ -87,12 +87,11 @@ demo: build/dataset.so | deps-demo
 	    echo; \
 	done
 
-# The suite under tclsh with build/dataset.so loaded, as users load it;
-# then faults.test, which needs the test program's fault injection (it is
-# skipped, saying so, in the first run).
+# The suite under tclsh with build/dataset.so loaded, as users load it,
+# except faults.test, which needs the test program's fault injection and
+# so runs in build/testfixture (DS_TESTFIXTURE); one total ends the run.
 test: build/dataset.so build/testfixture | deps-test
-	$(TCLSH) tests/runall.tcl
-	build/testfixture tests/runall.tcl faults.test
+	DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl
 
 # --- Sanitizers and valgrind (docs/reliability.md) --------------------------
 # make sanitize: the whole suite (every tests/*.test, sql/examples, docs

@@ -28,13 +28,21 @@
 # names in both tests/ and sql/examples/ (join_*, 01_*).
 #
 # Environment: SQLITE3 (the shell, default `sqlite3`), DS_EXT (see
-# tester.tcl), DS_TEST_TIMEOUT (seconds per file, default 900).
+# tester.tcl), DS_TEST_TIMEOUT (seconds per file, default 900),
+# DS_TESTFIXTURE (the static test program, tests/testfixture.c: the files
+# that need its fault-injection commands, faults.test, run in it instead
+# of tclsh; `make test` sets it to build/testfixture, so that they count
+# in the one total of the run).
 
 set root [file dirname [file dirname [file normalize [info script]]]]
 set tclsh [info nameofexecutable]
 set sqlite3_shell sqlite3
 if {[info exists env(SQLITE3)] && $env(SQLITE3) ne ""} {
   set sqlite3_shell $env(SQLITE3)
+}
+set fixture {}
+if {[info exists env(DS_TESTFIXTURE)] && $env(DS_TESTFIXTURE) ne ""} {
+  set fixture [file normalize $env(DS_TESTFIXTURE)]
 }
 set timeout_ms 900000
 if {[info exists env(DS_TEST_TIMEOUT)] && [string is integer -strict $env(DS_TEST_TIMEOUT)]} {
@@ -150,11 +158,20 @@ proc test_output {text died} {
 # --------------------------------------------------------------------------
 # Test files.
 
+# The program a test file runs in: the test program for the files that
+# need its commands, when there is one, else this interpreter (under which
+# such a file skips itself, saying why).
+proc interpreter_for {file} {
+  global tclsh fixture
+  if {$fixture ne "" && [file tail $file] in {faults.test}} { return $fixture }
+  return $tclsh
+}
+
 proc run_test_file {file} {
-  global tclsh nPass nFail failures root
+  global nPass nFail failures root
   set name [file tail $file]
   set t0 [clock milliseconds]
-  lassign [run_child [list $tclsh $file]] status output
+  lassign [run_child [list [interpreter_for $file] $file]] status output
   set secs [format %.1f [expr {([clock milliseconds] - $t0) / 1000.0}]]
   set summary {}
   foreach line [split $output \n] {
