@@ -186,17 +186,36 @@ static char *dsTrimEnd(const char *z, int n){
   return sqlite3_mprintf("%.*s", n, z);
 }
 
-/* Drop parentheses that enclose the whole query, and blanks at the end. */
-static char *dsUnwrapQuery(const char *z){
-  int n = (int)strlen(z);
-  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
-  while( n>0 && z[0]=='(' && dsMatchParen(z)==n-1 ){
-    const char *zIn = dsSkipSpace(z + 1);
-    n = n - 1 - (int)(zIn - z);
-    z = zIn;
-    while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+/*
+** Blank out parentheses that enclose the whole query, and drop blanks at
+** the end.  A pair encloses the query when what follows its closing
+** parenthesis is a statement's tail (blanks, comments, semicolons) or
+** starts with a semicolon: "(SELECT 1); -- all" is the query SELECT 1.
+** The parentheses become blanks rather than being cut off, so that what
+** follows them stays in the text: "(SELECT 1); DELETE FROM t" must still
+** be refused as more than one statement when it is compiled.
+*/
+static char *dsUnwrapQuery(const char *zText){
+  char *zCopy = sqlite3_mprintf("%s", zText);
+  char *z = zCopy;
+  char *zOut;
+  int n;
+  if( zCopy==0 ) return 0;
+  while( z[0]=='(' ){
+    int iClose = dsMatchParen(z);
+    const char *zAfter;
+    if( iClose<0 ) break;
+    zAfter = dsSkipSpace(z + iClose + 1);
+    if( *zAfter!=0 && *zAfter!=';' ) break;
+    z[0] = ' ';
+    z[iClose] = ' ';
+    z = (char *)dsSkipSpace(z);
   }
-  return sqlite3_mprintf("%.*s", n, z);
+  n = (int)strlen(z);
+  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  zOut = sqlite3_mprintf("%.*s", n, z);
+  sqlite3_free(zCopy);
+  return zOut;
 }
 
 static void dsInputSetErr(char **pzErr, char *zMsg){
