@@ -268,7 +268,9 @@ struct DsSorter {
   i64 nEntry;
   i64 nAlloc;
   i64 iNext;              /* next entry to hand out (in-memory case) */
-  DsSpill **apRun;        /* sorted runs on disk */
+  DsSpill **apRun;        /* sorted runs on disk, oldest first */
+  int *aRunLevel;         /* level of each: 0 written from memory, L+1
+                          ** merged from runs of level L */
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
@@ -376,23 +378,54 @@ static int dsMergeFanIn(DsOp *pOp){
   return (int)nFan;
 }
 
+/* Runs open at once while gathering, at most (see dsSorterFlushRun). */
+#define DS_MAX_OPEN_RUNS 256
+
 static int dsSorterAddRun(DsSorter *p, DsSpill *pRun){
   if( p->nRun==p->nRunAlloc ){
     int nNew = p->nRunAlloc ? p->nRunAlloc*2 : 16;
     DsSpill **aNew = dsRealloc(&p->pOp->mem, p->apRun,
                                (i64)nNew * (i64)sizeof(DsSpill *));
-    if( aNew==0 ){
+    int *aLevel;
+    if( aNew ) p->apRun = aNew;
+    aLevel = aNew ? dsRealloc(&p->pOp->mem, p->aRunLevel,
+                              (i64)nNew * (i64)sizeof(int)) : 0;
+    if( aLevel==0 ){
       dsSpillClose(pRun);
       return SQLITE_NOMEM;
     }
-    p->apRun = aNew;
+    p->aRunLevel = aLevel;
     p->nRunAlloc = nNew;
   }
+  p->aRunLevel[p->nRun] = 0;
   p->apRun[p->nRun++] = pRun;
   return SQLITE_OK;
 }
 
-static int dsSorterMergePass(DsSorter *p, int n);
+static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel);
+
+/*
+** Merge runs while gathering, so that every row is rewritten about
+** log(runs)/log(fan-in) times in all, as in a balanced merge tree: when
+** the newest nFan runs have one level L, they become one run of level
+** L+1.  Levels never grow from the oldest run to the newest, at most
+** nFan-1 runs of each level stay, and the runs merged are always of
+** about one size.  (Merging into the oldest run instead would rewrite
+** it again and again: quadratic in the number of runs.)  Should even
+** that leave too many files open, the newest runs are merged.
+*/
+static int dsSorterMergeSome(DsSorter *p){
+  int nFan = dsMergeFanIn(p->pOp);
+  int rc = SQLITE_OK;
+  while( rc==SQLITE_OK && p->nRun>=nFan
+      && p->aRunLevel[p->nRun-nFan]==p->aRunLevel[p->nRun-1] ){
+    rc = dsSorterMergeRuns(p, p->nRun-nFan, nFan, p->aRunLevel[p->nRun-1]+1);
+  }
+  if( rc==SQLITE_OK && p->nRun>=DS_MAX_OPEN_RUNS ){
+    rc = dsSorterMergeRuns(p, p->nRun-nFan, nFan, p->aRunLevel[p->nRun-nFan]);
+  }
+  return rc;
+}
 
 /* Sort the rows gathered so far and write them out as a run. */
 static int dsSorterFlushRun(DsSorter *p){
@@ -411,18 +444,18 @@ static int dsSorterFlushRun(DsSorter *p){
   }
   p->nEntry = 0;
   dsArenaReset(&p->arena);
-  /* Keep the number of open runs bounded while gathering. */
-  if( rc==SQLITE_OK && p->nRun>=2*dsMergeFanIn(p->pOp) ){
-    rc = dsSorterMergePass(p, dsMergeFanIn(p->pOp));
-  }
+  if( rc==SQLITE_OK ) rc = dsSorterMergeSome(p);
   return rc;
 }
 
-/* Merge the first n runs into one, which takes their place. */
-static int dsSorterMergePass(DsSorter *p, int n){
+/*
+** Merge the n runs from apRun[iFirst] on into one, of level iLevel, which
+** takes their place.
+*/
+static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel){
   DsMerger m;
   DsSpill *pOut = 0;
-  int rc = dsMergerInit(p, &m, p->apRun, n);
+  int rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
   int i;
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
@@ -435,10 +468,14 @@ static int dsSorterMergePass(DsSorter *p, int n){
     dsSpillClose(pOut);
     return rc;
   }
-  for(i=0; i<n; i++) dsSpillClose(p->apRun[i]);
-  memmove(p->apRun, &p->apRun[n], sizeof(DsSpill *) * (size_t)(p->nRun - n));
-  p->nRun -= n;
-  p->apRun[p->nRun++] = pOut;
+  for(i=0; i<n; i++) dsSpillClose(p->apRun[iFirst + i]);
+  p->apRun[iFirst] = pOut;
+  p->aRunLevel[iFirst] = iLevel;
+  memmove(&p->apRun[iFirst + 1], &p->apRun[iFirst + n],
+          sizeof(DsSpill *) * (size_t)(p->nRun - iFirst - n));
+  memmove(&p->aRunLevel[iFirst + 1], &p->aRunLevel[iFirst + n],
+          sizeof(int) * (size_t)(p->nRun - iFirst - n));
+  p->nRun -= n - 1;
   return SQLITE_OK;
 }
 
@@ -467,7 +504,7 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     if( rc==SQLITE_DONE ) return SQLITE_OK;
     if( rc!=SQLITE_ROW ) return rc;
     if( p->nEntry==p->nAlloc ){
-      i64 nNew = p->nAlloc ? p->nAlloc*2 : 1024;
+      i64 nNew = p->nAlloc ? p->nAlloc*2 : 16;
       DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
                                     nNew * (i64)sizeof(DsSortEntry));
       if( aNew==0 ) return SQLITE_NOMEM;
@@ -558,8 +595,11 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
     p->aEntry = 0;
     p->nEntry = p->nAlloc = 0;
     dsArenaClear(&p->arena);
+    /* Down to nFan runs, merging the newest (the smallest) first. */
     while( rc==SQLITE_OK && p->nRun>nFan ){
-      rc = dsSorterMergePass(p, nFan);
+      int n = p->nRun - nFan + 1;
+      if( n>nFan ) n = nFan;
+      rc = dsSorterMergeRuns(p, p->nRun - n, n, p->aRunLevel[p->nRun - n]);
     }
     if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
   }
@@ -600,6 +640,7 @@ void dsSorterClose(DsSorter *p){
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);
+    dsFree(&p->pOp->mem, p->aRunLevel);
     dsFree(&p->pOp->mem, p->aEntry);
     dsArenaClear(&p->arena);
     sqlite3_free(p);
