@@ -19,6 +19,9 @@
 **
 **     WITH "ds:input"(c0, c1, ...) AS (<body>) SELECT cK1, ..., cP1, ...
 **
+** (under another name, ds:input:2 and so on, when the body holds the text
+** ds:input: a table of that name would otherwise mean the CTE itself)
+**
 ** naming exactly the columns an operator needs, key columns first: the
 ** CTE's column list renames the input's columns by position, so inputs
 ** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
@@ -660,6 +663,31 @@ static void dsReaderClose(DsSource *pSrc){
   }
 }
 
+/* Does z hold zPart, compared without regard to (ASCII) case? */
+static int dsHoldsNoCase(const char *z, const char *zPart){
+  int n = (int)strlen(zPart);
+  for(; *z; z++){
+    if( sqlite3_strnicmp(z, zPart, n)==0 ) return 1;
+  }
+  return 0;
+}
+
+/*
+** The name of the reader's CTE: "ds:input", unless the body holds that
+** text.  A table may have any name, and inside the CTE's own body its
+** name would mean the CTE ("circular reference"); so then ds:input:2,
+** ds:input:3, ... until a name the body cannot refer to.
+*/
+static char *dsReaderCteName(const char *zBody){
+  char *zName = sqlite3_mprintf("ds:input");
+  int i = 1;
+  while( zName && dsHoldsNoCase(zBody, zName) ){
+    sqlite3_free(zName);
+    zName = sqlite3_mprintf("ds:input:%d", ++i);
+  }
+  return zName;
+}
+
 /*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
@@ -667,12 +695,15 @@ static void dsReaderClose(DsSource *pSrc){
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr){
-  sqlite3_str *pSql = sqlite3_str_new(pConn->db);
+  sqlite3_str *pSql;
   DsReader *p;
   char *zSql;
+  char *zCte = dsReaderCteName(pIn->zBody);
   int i, rc;
   *ppSrc = 0;
-  sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
+  if( zCte==0 ) return SQLITE_NOMEM;
+  pSql = sqlite3_str_new(pConn->db);
+  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
   for(i=0; i<pIn->nCol; i++){
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
   }
@@ -682,7 +713,8 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", iCol);
   }
   if( nKey+nPay==0 ) sqlite3_str_appendall(pSql, "0");
-  sqlite3_str_appendall(pSql, " FROM \"ds:input\"");
+  sqlite3_str_appendf(pSql, " FROM \"%w\"", zCte);
+  sqlite3_free(zCte);
   zSql = sqlite3_str_finish(pSql);
   if( zSql==0 ) return SQLITE_NOMEM;
   p = sqlite3_malloc64(sizeof(DsReader));
