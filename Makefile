@@ -23,6 +23,15 @@
 #                    functions that cost the most instructions
 #                    (build/dsbench list prints the case names)
 #   Bench variables: FILTER=GLOB[,GLOB] (case names), REPS=N, TIMEOUT=SEC.
+#   make soak        the long differential run (tests/soak.c): a million
+#                    random cases against SQLite's own SQL; SOAK_CASES=N,
+#                    SOAK_SEED=N (default: the time, printed)
+#   make fuzz        the libFuzzer target (tests/fuzz/fuzz_ops.c, clang
+#                    with ASan and UBSan) for FUZZ_SECONDS (default 60)
+#                    over tests/fuzz/corpus; new inputs go to
+#                    build/fuzz/corpus, crashes to build/fuzz/
+#   make fuzz-merge  minimise tests/fuzz/corpus with what build/fuzz/corpus
+#                    found (libFuzzer's -merge=1)
 #
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise make stops and prints the command that installs them.
@@ -44,7 +53,8 @@ TCL_INC   ?= /usr/include/tcl8.6
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
-        bench bench-quick bench-callgrind deps-bench deps-callgrind
+        bench bench-quick bench-callgrind deps-bench deps-callgrind \
+        soak fuzz fuzz-merge deps-fuzz
 
 all: build/dataset.so
 
@@ -66,8 +76,60 @@ demo: build/dataset.so | deps-demo
 	    echo; \
 	done
 
-test: build/dataset.so | deps-test
+# The test suite also runs the soak driver briefly (tests/soak.test) and
+# replays the fuzz corpus (tests/fuzz.test): both are built first.
+test: build/dataset.so build/soak build/fuzz_replay | deps-test
 	$(TCLSH) tests/runall.tcl
+
+# --- Soak and fuzz (tests/soak.c, tests/fuzz/, tests/oracle.c) ------------
+# Both link the extension in (-DSQLITE_CORE) with the system libsqlite3 and
+# compare every valid case with SQLite's own SQL (tests/oracle.c).
+ORACLE       := tests/oracle.c tests/oracle.h
+SOAK_CASES   ?= 1000000
+SOAK_SEED    ?= $(shell date +%s)
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(SRC:ext/%.c=build/fuzz/obj/%.o)
+
+build/soak: tests/soak.c $(ORACLE) build/libsqlite3_dataset.a
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -Iext -Itests -o $@ tests/soak.c \
+	    tests/oracle.c build/libsqlite3_dataset.a $(LDFLAGS) -lsqlite3 -lm
+
+soak: build/soak
+	build/soak --seed $(SOAK_SEED) --cases $(SOAK_CASES) --progress 10000
+
+# The fuzz target without libFuzzer: runs each input named once.
+build/fuzz_replay: tests/fuzz/fuzz_ops.c $(ORACLE) build/libsqlite3_dataset.a
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -DFUZZ_REPLAY -Iext -Itests -o $@ \
+	    tests/fuzz/fuzz_ops.c tests/oracle.c build/libsqlite3_dataset.a \
+	    $(LDFLAGS) -lsqlite3 -lm
+
+build/fuzz/obj/%.o: ext/%.c $(HDR) | deps-fuzz
+	@mkdir -p build/fuzz/obj
+	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -DSQLITE_CORE -c -o $@ $<
+
+build/fuzz/fuzz_ops: tests/fuzz/fuzz_ops.c $(ORACLE) $(FUZZ_OBJ) | deps-fuzz
+	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -Iext -Itests -o $@ \
+	    tests/fuzz/fuzz_ops.c tests/oracle.c $(FUZZ_OBJ) $(LDFLAGS) \
+	    -lsqlite3 -lm
+
+FUZZ_RUN = build/fuzz/fuzz_ops -dict=tests/fuzz/ops.dict -max_len=2048 \
+           -timeout=25 -artifact_prefix=build/fuzz/
+
+fuzz: build/fuzz/fuzz_ops
+	@mkdir -p build/fuzz/corpus
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build/fuzz/corpus tests/fuzz/corpus
+
+fuzz-merge: build/fuzz/fuzz_ops
+	@mkdir -p build/fuzz/corpus build/fuzz/merged
+	rm -f build/fuzz/merged/*
+	$(FUZZ_RUN) -merge=1 build/fuzz/merged tests/fuzz/corpus build/fuzz/corpus
+	rm -f tests/fuzz/corpus/*
+	cp build/fuzz/merged/* tests/fuzz/corpus/
+	@echo "tests/fuzz/corpus: $$(ls tests/fuzz/corpus | wc -l) inputs"
 
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
@@ -129,6 +191,7 @@ uninstall:
 	rmdir $(DESTDIR)$(EXTDIR) 2>/dev/null || true
 
 STATIC_OBJ := $(SRC:ext/%.c=build/static/%.o)
+
 
 build/static/%.o: ext/%.c $(HDR) | deps-build
 	@mkdir -p build/static
@@ -214,6 +277,8 @@ PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
 PKG_GRIND   := valgrind:'command -v callgrind_annotate'
+PKG_FUZZ    := clang:'command -v $(FUZZ_CC)' \
+               libclang-rt-14-dev:'test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a)"'
 
 deps-build:
 	$(call ds_need,$(PKG_BUILD))
@@ -229,3 +294,5 @@ deps-bench:
 	$(call ds_need,$(PKG_BUILD) $(PKG_BENCH))
 deps-callgrind:
 	$(call ds_need,$(PKG_BUILD) $(PKG_GRIND))
+deps-fuzz:
+	$(call ds_need,$(PKG_BUILD) $(PKG_FUZZ))
