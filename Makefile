@@ -121,12 +121,16 @@ FUZZ_RUN = build/fuzz/fuzz_ops -dict=tests/fuzz/ops.dict -max_len=2048 \
 fuzz: build/fuzz/fuzz_ops
 	@mkdir -p build/fuzz/corpus
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    build/fuzz/corpus tests/fuzz/corpus
+	    build/fuzz/corpus tests/fuzz/corpus tests/fuzz/found
 
+# The corpus keeps the fewest inputs that reach every edge the others do
+# (-use_counters=0: edges, not how often each runs); tests/fuzz/found,
+# the inputs that found bugs, is kept as it is.
 fuzz-merge: build/fuzz/fuzz_ops
 	@mkdir -p build/fuzz/corpus build/fuzz/merged
 	rm -f build/fuzz/merged/*
-	$(FUZZ_RUN) -merge=1 build/fuzz/merged tests/fuzz/corpus build/fuzz/corpus
+	$(FUZZ_RUN) -merge=1 -use_counters=0 build/fuzz/merged \
+	    tests/fuzz/corpus build/fuzz/corpus
 	rm -f tests/fuzz/corpus/*
 	cp build/fuzz/merged/* tests/fuzz/corpus/
 	@echo "tests/fuzz/corpus: $$(ls tests/fuzz/corpus | wc -l) inputs"

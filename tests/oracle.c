@@ -14,7 +14,8 @@
 ** larger inputs (where a nested loop would take seconds) the same
 ** comparison written `l.c0 = r.c1`, which is identical on affinity-less
 ** columns and lets SQLite use an index on the copy.  The copy is kept
-** while the side's SQL and the database are unchanged (total_changes).
+** while the side's SQL and the database are unchanged (total_changes and
+** main's schema_version).
 **
 ** The questions, with the extension's side first:
 **
@@ -71,6 +72,7 @@ struct OrCtx {
   i64 nRows;              /* rows the last orCheck() compared */
   char *azCopied[2];      /* zSql of the side copied into or_l / or_r */
   i64 anChange[2];        /* total_changes right after that copy */
+  int aiSchema[2];        /* main's schema_version then */
   i64 anRow[2];           /* rows copied */
   int anCol[2];           /* columns of each side */
   char **aazName[2];      /* their names, made unique as the extension does */
@@ -409,13 +411,31 @@ static int orExec(OrCtx *p, const char *zSql){
   return rc;
 }
 
-/* Copy side iSide's rows into its untyped table, unless already there. */
-static int orCopySide(OrCtx *p, int iSide, const char *zSide){
+/* PRAGMA main.schema_version: it moves with every change of a schema. */
+static int orSchemaVersion(OrCtx *p){
+  sqlite3_stmt *pStmt = 0;
+  int v = -1;
+  if( sqlite3_prepare_v2(p->db, "PRAGMA main.schema_version", -1, &pStmt, 0)
+        ==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    v = sqlite3_column_int(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return v;
+}
+
+/*
+** Copy side iSide's rows into its untyped table, unless already there:
+** the same SQL, and neither rows (total_changes) nor tables (an ALTER
+** TABLE, say: schema_version) changed since.
+*/
+static int orCopySide(OrCtx *p, int iSide, const char *zSide, int iSchema){
   sqlite3_stmt *pStmt = 0;
   char *zSql;
   int rc, i;
   if( p->azCopied[iSide] && strcmp(p->azCopied[iSide], zSide)==0
-   && p->anChange[iSide]==sqlite3_total_changes64(p->db) ){
+   && p->anChange[iSide]==sqlite3_total_changes64(p->db)
+   && p->aiSchema[iSide]==iSchema ){
     return SQLITE_OK;
   }
   sqlite3_free(p->azCopied[iSide]);
@@ -1080,14 +1100,16 @@ static int orCountsOutput(const OrCase *pCase){
 int orCheck(OrCtx *p, const OrCase *pCase){
   OrSum ours, oracle;
   int s, eRes;
+  int iSchema = orSchemaVersion(p);
   sqlite3_free(p->zMsg);
   p->zMsg = 0;
   p->nRows = 0;
   for(s=0; s<2; s++){
-    if( orCopySide(p, s, pCase->a[s].zSql)!=SQLITE_OK ) return OR_ORACLE;
+    if( orCopySide(p, s, pCase->a[s].zSql, iSchema)!=SQLITE_OK ) return OR_ORACLE;
   }
   /* Copying one side changes nothing the other was copied from. */
   p->anChange[0] = p->anChange[1] = sqlite3_total_changes64(p->db);
+  p->aiSchema[0] = p->aiSchema[1] = iSchema;
   p->bIndexed = p->anRow[0]*p->anRow[1] > 4096 && pCase->eOp!=OR_CROSS;
   if( p->bIndexed && orIndexKeys(p, pCase)!=SQLITE_OK ) return OR_ORACLE;
   if( orSetMemory(p, pCase->nMemLimit)!=SQLITE_OK ) return OR_FAILED;
