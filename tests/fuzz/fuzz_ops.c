@@ -812,7 +812,7 @@ static const char *const azFunc[] = {
 };
 
 /* The call with bound arguments, for a case with a bad argument. */
-static void fzRunBad(Fz *p, FzCall *c, int bVtabArgs){
+static void fzRunBad(Fz *p, FzCall *c){
   char *zSql;
   int nArg = c->eOp==FZ_CROSS ? 2 : 4;
   int i;
@@ -821,7 +821,6 @@ static void fzRunBad(Fz *p, FzCall *c, int bVtabArgs){
   zSql = sqlite3_mprintf("SELECT * FROM %s(?1", azFunc[c->eOp]);
   for(i=2; i<=nArg; i++) zSql = sqlite3_mprintf("%z, ?%d", zSql, i);
   zSql = sqlite3_mprintf("%z)", zSql);
-  (void)bVtabArgs;
   fzRun(p, azFunc[c->eOp], zSql, fzBindCall, c);
   sqlite3_free(zSql);
 }
@@ -987,7 +986,7 @@ static void fzOperator(Fz *p, int eOp, int bVtab){
   }else if( bVtab ){
     fzRunBadVtab(p, &c);
   }else{
-    fzRunBad(p, &c, 0);
+    fzRunBad(p, &c);
   }
   fzFreeNames(&c.a[0]);
   fzFreeNames(&c.a[1]);
