@@ -735,6 +735,7 @@ int main(int argc, char **argv){
   const char *zTempDir = access("/dev/shm", W_OK)==0 ? "/dev/shm" : 0;
   double aTime[10][4];
   int anTime[10][4];
+  i64 anForm[4][2];
   i64 i, nMismatch = 0, nRowsCompared = 0;
   int iRound = -1;
   sqlite3 *db = 0;
@@ -765,6 +766,7 @@ int main(int argc, char **argv){
   memset(&round, 0, sizeof(round));
   memset(aTime, 0, sizeof(aTime));
   memset(anTime, 0, sizeof(anTime));
+  memset(anForm, 0, sizeof(anForm));
   if( sqlite3_open(":memory:", &db)!=SQLITE_OK
    || sqlite3_dataset_init(db, &zErr, 0)!=SQLITE_OK
    || orOpen(db, &pOr)!=SQLITE_OK ){
@@ -793,6 +795,7 @@ int main(int argc, char **argv){
       while( iMem<(int)(sizeof(aMemLimit)/sizeof(i64)) && aMemLimit[iMem]!=c.nMemLimit ) iMem++;
       aTime[iMem][c.eOp] += tCase;
       anTime[iMem][c.eOp]++;
+      anForm[c.eOp][c.bVtab]++;
     }
     if( tCase>=nSlow ){
       char *zSql = orCaseSql(pOr, &c);
@@ -826,6 +829,18 @@ int main(int argc, char **argv){
              i+1, nMismatch, nRowsCompared, (long)(time(0) - t0));
       fflush(stdout);
     }
+  }
+  {
+    /* What the cases were: operators and forms, budgets. */
+    static const char *const azOp[] = { "join", "cogroup", "cross", "plan" };
+    i64 nSpill = 0;
+    int m, o;
+    printf("cases by operator (table-valued + CREATE form):");
+    for(o=0; o<4; o++){
+      printf(" %s %lld+%lld", azOp[o], anForm[o][0], anForm[o][1]);
+    }
+    for(m=0; m<8; m++) for(o=0; o<4; o++) nSpill += anTime[m][o];
+    printf("; under a budget of 1 MiB or less: %lld\n", nSpill);
   }
   printf("%lld cases, %lld mismatches (seed %llu, %lld rows compared, %lds)\n",
          iOnly>=0 ? 1 : nCase, nMismatch, (unsigned long long)seed,

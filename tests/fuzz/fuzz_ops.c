@@ -130,6 +130,7 @@ struct Fz {
   int nTab;
   int bView;              /* view v0 exists */
   int nStep;              /* progress ticks of the running statement */
+  char zUri[64];          /* the database, for a second connection */
   i64 nChange;            /* total_changes after the input's own writes */
   char azText[8][FZ_MAX_TEXT*4+64];   /* argument texts of one operation */
 };
@@ -994,6 +995,39 @@ static void fzOperator(Fz *p, int eOp, int bVtab){
 }
 
 /*
+** A second connection to the input's database (a shared-cache in-memory
+** database) connects to main.fz_raw anew (xConnect, not xCreate), perhaps
+** after its input changed or went away: querying it may fail, with the
+** module's name first, but dropping it must work (the pivot_vtab trap:
+** a table whose xConnect fails can be neither queried nor dropped).
+*/
+static void fzReconnect(Fz *p, const char *zMod){
+  sqlite3 *db2 = 0;
+  sqlite3 *dbMain = p->db;
+  char *zErr = 0;
+  int rc;
+  if( sqlite3_open_v2(p->zUri, &db2, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, 0)
+        !=SQLITE_OK
+   || sqlite3_dataset_init(db2, &zErr, 0)!=SQLITE_OK ){
+    fzFail(p, "cannot open a second connection: %s", sqlite3_errmsg(db2));
+  }
+  sqlite3_progress_handler(db2, FZ_TICK, fzProgress, p);
+  p->db = db2;
+  fzRun(p, zMod, "SELECT * FROM main.fz_raw", 0, 0);
+  fzRun(p, zMod, "SELECT count(*) FROM main.fz_raw", 0, 0);
+  p->nStep = 0;
+  rc = sqlite3_exec(db2, "DROP TABLE main.fz_raw", 0, 0, &zErr);
+  fzTrace("  reconnected; DROP TABLE main.fz_raw -> %s\n", rc ? zErr : "ok");
+  if( rc!=SQLITE_OK && !fzSqliteMessage(zErr ? zErr : "") ){
+    fzFail(p, "a second connection cannot drop %s table main.fz_raw: %s",
+           zMod, zErr);
+  }
+  sqlite3_free(zErr);
+  p->db = dbMain;
+  if( sqlite3_close(db2)!=SQLITE_OK ) fzFail(p, "the second connection left statements");
+}
+
+/*
 ** A CREATE VIRTUAL TABLE with an argument list of pieces (name=value
 ** pairs, names and values from lists or the input) or raw text; then
 ** queries of the table, a change to its input, and queries again.
@@ -1054,6 +1088,7 @@ static void fzVtabRaw(Fz *p){
       else p->aTab[0].nCol++;
       fzRun(p, zMod, "SELECT * FROM fz_raw", 0, 0);
     }
+    if( (kc & 4) && (k & 0x40) ) fzReconnect(p, zMod);
   }
   fzExec(p, "DROP TABLE IF EXISTS temp.fz_raw; DROP TABLE IF EXISTS main.fz_raw");
   p->nChange = sqlite3_total_changes64(p->db);
@@ -1337,7 +1372,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
   memset(p, 0, sizeof(*p));
   p->in.a = aData;
   p->in.n = nData;
-  if( sqlite3_open(":memory:", &p->db)!=SQLITE_OK ) fzFail(p, "cannot open");
+  /* A shared-cache in-memory database, so that a second connection can
+  ** open it (fzReconnect); gone when the last connection closes. */
+  {
+    static unsigned iDb = 0;
+    snprintf(p->zUri, sizeof(p->zUri), "file:fz%u?mode=memory&cache=shared", ++iDb);
+  }
+  if( sqlite3_open_v2(p->zUri, &p->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                      | SQLITE_OPEN_URI, 0)!=SQLITE_OK ){
+    fzFail(p, "cannot open");
+  }
   if( sqlite3_dataset_init(p->db, &zErr, 0)!=SQLITE_OK ) fzFail(p, "init: %s", zErr);
   if( orOpen(p->db, &p->pOr)!=SQLITE_OK ) fzFail(p, "oracle");
   sqlite3_progress_handler(p->db, FZ_TICK, fzProgress, p);

@@ -141,6 +141,18 @@ foreach {name raw} {
   set mod [expr {$name eq "vtab-cogroup" ? 131 : 130}]  ;# % 5: the module; 0x80: raw text
   write_seed $name "$dup_tables[b $OP(vtab_raw) $mod][text $raw][b 1]"
 }
+# main.fz_raw (0xC0 + module: 195 ds_join_hint, 196 ds_cogroup, 197
+# ds_cross), then its input dropped (5) or altered (7), then a second
+# connection that connects to it again and drops it.
+foreach {name mod after raw} {
+  reconnect-join-dropped    195 5 {left=t0, right=t1, left_key=a, right_key=a}
+  reconnect-join-altered    195 7 {left='SELECT * FROM t0', right=t1, left_key=0, right_key=0, hint=REPARTITION_SORT_MERGE}
+  reconnect-cogroup-dropped 196 5 {left=t0, right=t1, left_key=a, right_key=a}
+  reconnect-cross-altered   197 7 {left=t0, right='SELECT * FROM t0'}
+} {
+  write_seed $name "$dup_tables[b $OP(vtab_raw) $mod][text $raw][b $after]"
+}
+
 # --- Settings, statistics, aggregates, changes -------------------------------
 write_seed config-all "$dup_tables[config 0 2][config 0 8][config 1 3][config 2 4][config 3 1][config 0xc0 0][config 0x80 0][b 12]"
 write_seed strict-hints "$dup_tables[config 3 1][b 0 0][data 0 0 0][data 0 0 1][keys 0][keys 0][hintw BROADCAST_HASH_FIRST][typew LEFT_OUTER]"
