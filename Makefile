@@ -10,6 +10,15 @@
 #                    /usr/local), honouring DESTDIR; `make uninstall` undoes it
 #   make clients     the C client programs of tests/clients.test
 #   make node-client better-sqlite3 12 from npm, into build/node
+#   make interrupt   stop every step of every operator with sqlite3_interrupt()
+#                    and with a progress handler (tests/interrupt.c), on
+#                    Debian's SQLite and, if `make node-client` brought its
+#                    amalgamation, on a newer one; prints the latencies
+#   make tsan        tests/concurrency.c (8 readers, a writer, one WAL
+#                    database) under ThreadSanitizer: the extension's code
+#                    on Debian's SQLite (not instrumented) and, with the
+#                    amalgamation of `make node-client`, with SQLite itself
+#                    instrumented too; zero reports (ROUNDS=N, default 4)
 #   make bench       the benchmarks (bench/bench.c): generate data under
 #                    build/bench/data once, run every case, write
 #                    build/bench/results.tsv, docs/benchmarks.md and
@@ -54,7 +63,7 @@ TCL_INC   ?= /usr/include/tcl8.6
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
-        soak fuzz fuzz-merge deps-fuzz
+        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz
 
 all: build/dataset.so
 
@@ -247,6 +256,99 @@ $(NODE_BS3): tests/clients/package.json
 	npm install --prefix build/node --no-audit --no-fund
 	touch $@
 
+# --- Interrupts (tests/interrupt.test) -------------------------------------
+# build/test/hooks/dataset.so  the extension with its test hook
+#                              (-DDS_TEST_HOOKS: the SQL function
+#                              ds_test_hook(), see ext/interrupt.c)
+# build/interrupt              tests/interrupt.c on Debian's SQLite (3.40)
+# build/interrupt-new          the same on a SQLite that has
+#                              sqlite3_is_interrupted() (3.41+): the
+#                              amalgamation better-sqlite3 ships, which
+#                              `make node-client` puts under build/node
+#                              (NEW_SQLITE_DIR: another directory holding
+#                              sqlite3.c and sqlite3.h), compiled with
+#                              SQLite's default options
+HOOKS_SO       := build/test/hooks/dataset.so
+NEW_SQLITE_DIR ?= build/node/node_modules/better-sqlite3/deps/sqlite3
+NEW_SQLITE_O   := build/test/newsqlite/sqlite3.o
+TEST_CFLAGS    := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pthread
+
+$(HOOKS_SO): $(SRC) $(HDR) | deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -DDS_TEST_HOOKS -shared \
+	    -o $@ $(SRC) $(LDFLAGS) -lm
+
+build/interrupt: tests/interrupt.c $(HOOKS_SO)
+	$(CC) $(TEST_CFLAGS) $(CFLAGS) -o $@ tests/interrupt.c $(LDFLAGS) \
+	    -lsqlite3
+
+$(NEW_SQLITE_O): $(NEW_SQLITE_DIR)/sqlite3.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -DSQLITE_THREADSAFE=1 -c -o $@ $<
+
+build/interrupt-new: tests/interrupt.c $(NEW_SQLITE_O) $(HOOKS_SO)
+	$(CC) $(TEST_CFLAGS) $(CFLAGS) -I$(NEW_SQLITE_DIR) -o $@ \
+	    tests/interrupt.c $(NEW_SQLITE_O) $(LDFLAGS) -lm -ldl
+
+interrupt: build/interrupt
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	build/interrupt "$$dir" && \
+	if [ -f $(NEW_SQLITE_DIR)/sqlite3.c ]; then \
+	    $(MAKE) --no-print-directory build/interrupt-new && \
+	    build/interrupt-new "$$dir"; \
+	else \
+	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
+	fi
+
+# --- Concurrency (tests/concurrency.test, make tsan) -----------------------
+# build/concurrency            tests/concurrency.c with the extension linked
+#                              in (-DSQLITE_CORE), on Debian's SQLite
+# build/tsan/concurrency       the same under -fsanitize=thread
+# build/tsan/concurrency-new   the same on the newer SQLite's amalgamation,
+#                              compiled with -fsanitize=thread as well
+TSAN_FLAGS   := -O1 -g -fsanitize=thread
+TSAN_SQLITE  := build/tsan/sqlite3.o
+TSAN_OPTIONS ?= halt_on_error=1 exitcode=66
+# Without address randomization: some kernels map memory where TSan's
+# shadow memory wants to be.
+NO_ASLR      := $(shell command -v setarch >/dev/null 2>&1 && \
+                  echo "setarch $$(uname -m) -R")
+
+build/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-build
+	@mkdir -p build
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -Iext -o $@ \
+	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
+
+build/tsan/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-tsan
+	@mkdir -p build/tsan
+	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) -DSQLITE_CORE -Iext -o $@ \
+	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
+
+$(TSAN_SQLITE): $(NEW_SQLITE_DIR)/sqlite3.c | deps-tsan
+	@mkdir -p build/tsan
+	$(CC) $(TSAN_FLAGS) -DSQLITE_THREADSAFE=1 -c -o $@ $<
+
+build/tsan/concurrency-new: tests/concurrency.c $(SRC) $(HDR) $(TSAN_SQLITE)
+	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) -DSQLITE_CORE -I$(NEW_SQLITE_DIR) \
+	    -Iext -o $@ tests/concurrency.c $(SRC) $(TSAN_SQLITE) $(LDFLAGS) \
+	    -lm -ldl
+
+tsan: build/tsan/concurrency
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	echo "== the extension under TSan, on Debian's SQLite" && \
+	TSAN_OPTIONS="$(TSAN_OPTIONS)" $(NO_ASLR) build/tsan/concurrency \
+	    "$$dir/t.db" $(or $(ROUNDS),4) && \
+	if [ -f $(NEW_SQLITE_DIR)/sqlite3.c ]; then \
+	    $(MAKE) --no-print-directory build/tsan/concurrency-new && \
+	    echo "== the extension and SQLite $$(sed -n \
+	        's/^#define SQLITE_VERSION  *"\(.*\)"/\1/p' \
+	        $(NEW_SQLITE_DIR)/sqlite3.h) under TSan" && \
+	    TSAN_OPTIONS="$(TSAN_OPTIONS)" $(NO_ASLR) \
+	        build/tsan/concurrency-new "$$dir/n.db" $(or $(ROUNDS),4); \
+	else \
+	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
+	fi
+
 # --- Debian packages ------------------------------------------------------
 # $(call ds_need,package:test-command ...) checks each package by its test
 # command and installs the missing ones (root) or says how (not root).
@@ -281,6 +383,7 @@ PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
 PKG_GRIND   := valgrind:'command -v callgrind_annotate'
+PKG_TSAN    := libtsan2:'ldconfig -p | grep -q libtsan.so'
 PKG_FUZZ    := clang:'command -v $(FUZZ_CC)' \
                libclang-rt-14-dev:'test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a)"'
 
@@ -298,5 +401,7 @@ deps-bench:
 	$(call ds_need,$(PKG_BUILD) $(PKG_BENCH))
 deps-callgrind:
 	$(call ds_need,$(PKG_BUILD) $(PKG_GRIND))
+deps-tsan:
+	$(call ds_need,$(PKG_BUILD) $(PKG_TSAN))
 deps-fuzz:
 	$(call ds_need,$(PKG_BUILD) $(PKG_FUZZ))

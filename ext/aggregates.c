@@ -240,8 +240,10 @@ struct DsMinMaxBy {
   int bKept;              /* a row is kept */
 };
 
-/* The user data of ds_max_by (any non-NULL pointer); ds_min_by has NULL. */
-static int dsMaxFlag = 1;
+/* The user data of ds_max_by (any non-NULL pointer, never written
+** through: const, so that the extension holds no writable static data);
+** ds_min_by has NULL. */
+static const int dsMaxFlag = 1;
 
 static void dsMinMaxByStep(sqlite3_context *ctx, int argc,
                            sqlite3_value **argv){
@@ -331,7 +333,7 @@ int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_window_function(db, "ds_max_by", 2, eWin,
-        &dsMaxFlag, dsMinMaxByStep, dsMinMaxByFinal,
+        (void *)&dsMaxFlag, dsMinMaxByStep, dsMinMaxByFinal,
         dsMinMaxByValue, dsMinMaxByInverse, 0);
   }
   if( rc==SQLITE_OK ){

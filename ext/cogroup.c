@@ -113,13 +113,18 @@ static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
   return rc;
 }
 
-/* Append pRow, of side iSide, to that side's JSON array. */
+/* Append pRow, of side iSide, to that side's JSON array; the work ticks
+** by the bytes written (a wide row's JSON takes a while). */
 static int dsCoGroupAppendJson(DsCoGroup *p, int iSide, const DsRow *pRow){
   DsText *pOut = &p->aJson[iSide];
+  i64 nWas = pOut->n;
+  int rc;
   if( p->anCount[iSide] ) dsTextChar(pOut, ',');
   dsRowValues(pRow, p->anCol[iSide], p->aVal);
   dsJsonObject(pOut, p->apIn[iSide], p->aaiSlot[iSide], p->aVal);
-  return dsCoGroupCheckJson(p, iSide);
+  rc = dsCoGroupCheckJson(p, iSide);
+  if( rc==SQLITE_OK ) rc = dsOpTickN(&p->op, (u32)((pOut->n - nWas)/4));
+  return rc;
 }
 
 /* Take the run of rows of side iSide with the current key. */
@@ -143,6 +148,7 @@ static int dsCoGroupStep(DsCoGroup *p){
   DsRow *pL = p->apHead[0];
   DsRow *pR = p->apHead[1];
   int c, i, rc;
+  dsOpStep(&p->op, "cogroup");
   if( pL==0 && pR==0 ) return SQLITE_DONE;
   if( pL && pR ){
     c = dsRowGroupCompare(pL, pR);

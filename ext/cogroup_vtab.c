@@ -75,12 +75,9 @@ struct DsCoGroupTable {
   DsConn *pConn;
   int bTyped;             /* the CREATE VIRTUAL TABLE form */
   /* The rest is for the CREATE VIRTUAL TABLE form only. */
-  char *zName;            /* the table's name, for messages */
-  char *zUnusable;        /* why the inputs could not be read on connect */
-  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  DsVtabTyped typed;      /* name, inputs as declared, placeholder */
   int nKey;
   int *aaiKey[2];         /* key columns of each input */
-  int nActive;            /* xFilter or xNext calls of this table running */
 };
 
 typedef struct DsCoGroupCursor DsCoGroupCursor;
@@ -101,13 +98,9 @@ struct DsCoGroupCursor {
 
 static void dsCoGroupTableFree(DsCoGroupTable *pTab){
   if( pTab ){
-    int i;
-    for(i=0; i<2; i++){
-      dsInputFree(pTab->apIn[i]);
-      sqlite3_free(pTab->aaiKey[i]);
-    }
-    sqlite3_free(pTab->zName);
-    sqlite3_free(pTab->zUnusable);
+    dsVtabTypedClear(&pTab->typed);
+    sqlite3_free(pTab->aaiKey[0]);
+    sqlite3_free(pTab->aaiKey[1]);
     sqlite3_free(pTab);
   }
 }
@@ -138,7 +131,7 @@ static int dsCoGroupConnectFunction(sqlite3 *db, DsConn *pConn,
 /* Declare the CREATE form's columns: the key columns, then the groups. */
 static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
                             char **pzErr){
-  const DsInput *pLeft = pTab->apIn[0];
+  const DsInput *pLeft = pTab->typed.apIn[0];
   sqlite3_str *pSql = sqlite3_str_new(0);
   int k;
   for(k=0; k<pTab->nKey; k++){
@@ -149,7 +142,7 @@ static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
   dsVtabSchemaColumn(pSql, "right", "TEXT");
   dsVtabSchemaColumn(pSql, "left_count", "INTEGER");
   dsVtabSchemaColumn(pSql, "right_count", "INTEGER");
-  return dsVtabDeclare(db, DS_FUNC, pTab->zName, pSql, pzErr);
+  return dsVtabDeclare(db, DS_FUNC, pTab->typed.zName, pSql, pzErr);
 }
 
 /*
@@ -161,11 +154,11 @@ static int dsCoGroupTableSetup(sqlite3 *db, DsCoGroupTable *pTab,
   int anKey[2] = {0, 0};
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->apIn[i],
+    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->typed.apIn[i],
                      pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->apIn[i], azSide[i],
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i], azSide[i],
                      azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
@@ -189,25 +182,15 @@ static int dsCoGroupConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   int rc;
   if( pTab==0 ) return SQLITE_NOMEM;
   pTab->bTyped = 1;
-  pTab->zName = sqlite3_mprintf("%s", argv[2]);
-  if( pTab->zName==0 ){
-    dsCoGroupTableFree(pTab);
-    return SQLITE_NOMEM;
+  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[2]);
+  if( rc==SQLITE_OK ){
+    rc = dsVtabArgsParse(&dsCoGroupArgSpec, argc - 3, argv + 3, azValue, &zErr);
   }
-  rc = dsVtabArgsParse(&dsCoGroupArgSpec, argc - 3, argv + 3, azValue, &zErr);
   if( rc==SQLITE_OK ){
     rc = dsCoGroupTableSetup(db, pTab, azValue, &zErr);
     dsVtabArgsFree(&dsCoGroupArgSpec, azValue);
   }
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && !bCreating ){
-    rc = dsVtabDeclarePlaceholder(db);
-    pTab->zUnusable = sqlite3_mprintf("%s (found when the connection opened "
-        "table %s, which cannot be used until the database is opened again "
-        "with that fixed; it can be dropped)", zErr ? zErr : "", argv[2]);
-    sqlite3_free(zErr);
-    zErr = 0;
-    if( pTab->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
-  }
+  rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
     dsCoGroupTableFree(pTab);
     *pzErr = zErr;
@@ -336,27 +319,8 @@ static int dsCoGroupTableFilter(DsCoGroupCursor *pCur, int idxNum,
                                 char **pzErr){
   DsCoGroupTable *pTab = pCur->pTab;
   int abJson[2];
-  int i, rc = SQLITE_OK;
-  if( pTab->zUnusable ){
-    *pzErr = sqlite3_mprintf("%s", pTab->zUnusable);
-    return SQLITE_ERROR;
-  }
-  /* A query of this table that starts while this table is producing rows
-  ** can only come from tables and views that read each other in a cycle:
-  ** each turn would nest a query deeper until the stack gave out. */
-  if( pTab->nActive>1 ){
-    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
-        "(a cycle of tables and views)", DS_FUNC, pTab->zName);
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(pCur->pConn->db, DS_FUNC, azSide[i],
-                     pTab->apIn[i]->zText, &pCur->apIn[i], pzErr);
-    if( rc==SQLITE_OK ){
-      rc = dsVtabInputCheck(DS_FUNC, pTab->zName, azSide[i], pTab->apIn[i],
-                            pCur->apIn[i], pzErr);
-    }
-  }
+  int i, rc;
+  rc = dsVtabTypedReopen(&pTab->typed, pCur->pConn->db, pCur->apIn, pzErr);
   pCur->nKey = pTab->nKey;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     size_t nByte = sizeof(int) * (size_t)pTab->nKey;
@@ -378,13 +342,13 @@ static int dsCoGroupFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   int rc;
   (void)idxStr;
   dsCoGroupCursorReset(pCur);
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   if( pCur->pTab->bTyped ){
     rc = dsCoGroupTableFilter(pCur, idxNum, &zErr);
   }else{
     rc = dsCoGroupFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   if( rc!=SQLITE_OK ) dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }
@@ -393,9 +357,9 @@ static int dsCoGroupNextRow(sqlite3_vtab_cursor *pCursor){
   DsCoGroupCursor *pCur = (DsCoGroupCursor *)pCursor;
   char *zErr = 0;
   int rc;
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   rc = dsCoGroupNext(pCur->pGroup, &zErr);
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   pCur->iRowid++;
   pCur->bKeyDecoded = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
@@ -550,10 +514,7 @@ static int dsCoGroupTableBestIndex(sqlite3_vtab *pVtab,
                                    sqlite3_index_info *pInfo){
   DsCoGroupTable *pTab = (DsCoGroupTable *)pVtab;
   int idxNum = 0;
-  if( pTab->zUnusable ){
-    dsVtabSetError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
-    return SQLITE_ERROR;
-  }
+  if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
   if( dsCoGroupOrderHolds(pTab, pInfo) ){
     idxNum |= GIDX_ORDERED;
     pInfo->orderByConsumed = 1;

@@ -126,10 +126,10 @@ static int dsSetMemoryLimit(sqlite3_context *ctx, DsConn *pConn,
   }else if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
     n = dsParseSize((const char *)sqlite3_value_text(pVal));
   }
-  if( n<=0 ){
-    dsConfigError(ctx, "memory_limit must be a positive number of bytes or "
-                  "text like '64MB' or '1GB' (K, M, G are powers of 1024)",
-                  pVal);
+  if( n<=0 || n>((i64)1 << 62) ){
+    dsConfigError(ctx, "memory_limit must be a whole number of bytes from 1 "
+                  "to 2^62, or text like '64MB' or '1GB' (K, M, G, T are "
+                  "powers of 1024)", pVal);
     return SQLITE_ERROR;
   }
   pConn->nMemLimit = n;

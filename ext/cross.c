@@ -118,6 +118,7 @@ static int dsCrossReadSmall(DsCross *p){
   DsArena arena;          /* each row as read, until it is copied */
   int rc;
   dsArenaInit(&arena, &p->op.mem);
+  dsOpStep(&p->op, "buffer");
   for(;;){
     DsRow *pRow;
     dsArenaReset(&arena);
@@ -153,6 +154,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
   dsOpInit(pOp, pConn, pSpec->zFunc, "cross");
   pOp->stats.zHint = dsCrossHintName[pSpec->eHint];
   dsRowBufInit(&p->small, pOp);
+  dsOpStep(pOp, "plan");
   /* Half the budget for the buffer, so that blocks of the streamed side
   ** (a quarter, rowbuf.c) still fit when it spills. */
   p->small.nMemMax = pConn->nMemLimit / 2;
@@ -187,6 +189,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
 int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
   int rc;
   if( p->bDone ) return SQLITE_DONE;
+  dsOpStep(&p->op, "cross");
   rc = dsBlockCrossNext(&p->loop, &ap[1 - p->iSmall], &ap[p->iSmall]);
   if( rc==SQLITE_ROW ){
     p->op.stats.nOut++;

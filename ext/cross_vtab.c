@@ -29,8 +29,6 @@
 */
 #include "dataset_int.h"
 
-#include <stdlib.h>
-
 #define DS_FUNC "ds_cross"
 
 /* Columns of the table-valued form. */
@@ -57,11 +55,8 @@ struct DsCrossTable {
   DsConn *pConn;
   int bTyped;             /* the CREATE VIRTUAL TABLE form */
   /* The rest is for the CREATE VIRTUAL TABLE form only. */
-  char *zName;            /* the table's name, for messages */
-  char *zUnusable;        /* why the inputs could not be read on connect */
-  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  DsVtabTyped typed;      /* name, inputs as declared, placeholder */
   int eHint;              /* DS_CROSS_* */
-  int nActive;            /* xFilter or xNext calls of this table running */
 };
 
 typedef struct DsCrossCursor DsCrossCursor;
@@ -85,10 +80,7 @@ struct DsCrossCursor {
 
 static void dsCrossTableFree(DsCrossTable *pTab){
   if( pTab ){
-    dsInputFree(pTab->apIn[0]);
-    dsInputFree(pTab->apIn[1]);
-    sqlite3_free(pTab->zName);
-    sqlite3_free(pTab->zUnusable);
+    dsVtabTypedClear(&pTab->typed);
     sqlite3_free(pTab);
   }
 }
@@ -121,7 +113,7 @@ static int dsCrossTableSetup(sqlite3 *db, DsCrossTable *pTab,
                              char **azValue, char **pzErr){
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->apIn[i],
+    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->typed.apIn[i],
                      pzErr);
   }
   if( rc==SQLITE_OK && azValue[2] ){
@@ -133,7 +125,7 @@ static int dsCrossTableSetup(sqlite3 *db, DsCrossTable *pTab,
     sqlite3_free(zWord);
   }
   if( rc==SQLITE_OK ){
-    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->zName, pTab->apIn, pzErr);
+    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->typed.zName, pTab->typed.apIn, pzErr);
   }
   return rc;
 }
@@ -153,25 +145,15 @@ static int dsCrossConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   int rc;
   if( pTab==0 ) return SQLITE_NOMEM;
   pTab->bTyped = 1;
-  pTab->zName = sqlite3_mprintf("%s", argv[2]);
-  if( pTab->zName==0 ){
-    dsCrossTableFree(pTab);
-    return SQLITE_NOMEM;
+  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[2]);
+  if( rc==SQLITE_OK ){
+    rc = dsVtabArgsParse(&dsCrossArgSpec, argc - 3, argv + 3, azValue, &zErr);
   }
-  rc = dsVtabArgsParse(&dsCrossArgSpec, argc - 3, argv + 3, azValue, &zErr);
   if( rc==SQLITE_OK ){
     rc = dsCrossTableSetup(db, pTab, azValue, &zErr);
     dsVtabArgsFree(&dsCrossArgSpec, azValue);
   }
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && !bCreating ){
-    rc = dsVtabDeclarePlaceholder(db);
-    pTab->zUnusable = sqlite3_mprintf("%s (found when the connection opened "
-        "table %s, which cannot be used until the database is opened again "
-        "with that fixed; it can be dropped)", zErr ? zErr : "", argv[2]);
-    sqlite3_free(zErr);
-    zErr = 0;
-    if( pTab->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
-  }
+  rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
     dsCrossTableFree(pTab);
     *pzErr = zErr;
@@ -315,41 +297,11 @@ static int dsCrossFunctionFilter(DsCrossCursor *pCur, int idxNum, int argc,
 static int dsCrossTableFilter(DsCrossCursor *pCur, const char *idxStr,
                               char **pzErr){
   DsCrossTable *pTab = pCur->pTab;
-  u64 mUsed = idxStr ? strtoull(idxStr, 0, 16) : ~(u64)0;
   u8 *aaWant[2] = {0, 0};
   int abAll[2] = {0, 0};
-  int iFirst = 0;
-  int i, c, rc = SQLITE_OK;
-  if( pTab->zUnusable ){
-    *pzErr = sqlite3_mprintf("%s", pTab->zUnusable);
-    return SQLITE_ERROR;
-  }
-  /* A query of this table that starts while this table is producing rows
-  ** can only come from tables and views that read each other in a cycle:
-  ** each turn would nest a query deeper until the stack gave out. */
-  if( pTab->nActive>1 ){
-    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
-        "(a cycle of tables and views)", DS_FUNC, pTab->zName);
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(pCur->pConn->db, DS_FUNC, azSide[i],
-                     pTab->apIn[i]->zText, &pCur->apIn[i], pzErr);
-    if( rc==SQLITE_OK ){
-      rc = dsVtabInputCheck(DS_FUNC, pTab->zName, azSide[i], pTab->apIn[i],
-                            pCur->apIn[i], pzErr);
-    }
-  }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    int nCol = pCur->apIn[i]->nCol;
-    aaWant[i] = sqlite3_malloc64((size_t)nCol + 1);
-    if( aaWant[i]==0 ){
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    for(c=0; c<nCol; c++) aaWant[i][c] = (u8)dsVtabColUsed(mUsed, iFirst + c);
-    iFirst += nCol;
-  }
+  int rc;
+  rc = dsVtabTypedReopen(&pTab->typed, pCur->pConn->db, pCur->apIn, pzErr);
+  if( rc==SQLITE_OK ) rc = dsVtabTypedWanted(&pTab->typed, idxStr, aaWant);
   if( rc==SQLITE_OK ){
     rc = dsCrossCursorRun(pCur, pTab->eHint, abAll, aaWant, pzErr);
   }
@@ -364,13 +316,13 @@ static int dsCrossFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   char *zErr = 0;
   int rc;
   dsCrossCursorReset(pCur);
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   if( pCur->pTab->bTyped ){
     rc = dsCrossTableFilter(pCur, idxStr, &zErr);
   }else{
     rc = dsCrossFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   if( rc!=SQLITE_OK ) dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }
@@ -379,9 +331,9 @@ static int dsCrossNextRow(sqlite3_vtab_cursor *pCursor){
   DsCrossCursor *pCur = (DsCrossCursor *)pCursor;
   char *zErr = 0;
   int rc;
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   rc = dsCrossNext(pCur->pCross, pCur->apRow, &zErr);
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   pCur->iRowid++;
   pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
@@ -455,10 +407,7 @@ static int dsCrossFunctionBestIndex(sqlite3_vtab *pVtab,
 static int dsCrossTableBestIndex(sqlite3_vtab *pVtab,
                                  sqlite3_index_info *pInfo){
   DsCrossTable *pTab = (DsCrossTable *)pVtab;
-  if( pTab->zUnusable ){
-    dsVtabSetError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
-    return SQLITE_ERROR;
-  }
+  if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
   pInfo->idxStr = sqlite3_mprintf("%llx", (unsigned long long)pInfo->colUsed);
   if( pInfo->idxStr==0 ) return SQLITE_NOMEM;
   pInfo->needToFreeIdxStr = 1;

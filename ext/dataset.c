@@ -69,6 +69,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( pConn==0 ) return SQLITE_NOMEM;
   memset(pConn, 0, sizeof(*pConn));
   pConn->db = db;
+  pConn->xIsInterrupted = dsFindIsInterrupted();
   /* The module owns pConn from here on: it is freed with the connection,
   ** or at once if registration fails. */
   rc = dsRegisterJoinVtab(db, pConn);
@@ -78,6 +79,9 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterPlan(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterAggregates(db, pConn);
+#ifdef DS_TEST_HOOKS
+  if( rc==SQLITE_OK ) rc = dsRegisterTestHooks(db, pConn);
+#endif
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_version", 0,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,

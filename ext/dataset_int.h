@@ -26,6 +26,7 @@
 **   cogroup_vtab.c the ds_cogroup module
 **   cross.c       cross product: a buffered side, a streamed side
 **   cross_vtab.c  the ds_cross module
+**   interrupt.c   interrupt checks of CPU-only loops, operator steps
 */
 #ifndef DATASET_INT_H
 #define DATASET_INT_H
@@ -57,11 +58,54 @@ struct DsConn {
   int bStrictHints;       /* strict_hints */
   i64 nMemUsed;           /* bytes held now by operators of this connection */
   char *zLastStats;       /* JSON for ds_last_stats(), or NULL */
+  int (*xIsInterrupted)(sqlite3 *);  /* sqlite3_is_interrupted, or NULL */
+  void (*xTestStep)(void *, const char *);  /* test builds: ds_test_hook() */
+  void *pTestArg;
 };
 
 void dsConnFree(void *pConn);
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
+
+/*************************************************************************
+** Interrupt checks (interrupt.c)
+**
+** CPU-only loops call dsTickerTick() with the weight of the work just
+** done, in units of about two nanoseconds; every DS_TICK_CHECK units the
+** ticker checks for sqlite3_interrupt() and lets the progress handler run.
+*/
+#define DS_TICK_CHECK 65536     /* units of work between two checks */
+#define DS_TICK_ROW   64        /* a row handled: hashed, copied, compared */
+
+typedef struct DsTicker DsTicker;
+struct DsTicker {
+  DsConn *pConn;
+  sqlite3_stmt *pPing;    /* stepping it notices an interrupt */
+  u32 nTick;              /* units of work since the last check */
+  const char *zStep;      /* what the operator is doing, or NULL */
+};
+
+int (*dsFindIsInterrupted(void))(sqlite3 *);
+void dsTickerInit(DsTicker *p, DsConn *pConn);
+int dsTickerCheck(DsTicker *p);
+void dsTickerStep(DsTicker *p, const char *zStep);
+void dsTickerFinish(DsTicker *p);
+
+static inline int dsTickerTick(DsTicker *p, u32 n){
+  p->nTick += n;
+  if( p->nTick < DS_TICK_CHECK ) return SQLITE_OK;
+  return dsTickerCheck(p);
+}
+
+#ifdef DS_TEST_HOOKS
+/* What a test binds to ds_test_hook(?) with sqlite3_bind_pointer(). */
+typedef struct DsTestHook DsTestHook;
+struct DsTestHook {
+  void (*xStep)(void *pArg, const char *zStep);
+  void *pArg;
+};
+int dsRegisterTestHooks(sqlite3 *db, DsConn *pConn);
+#endif
 
 /*************************************************************************
 ** Memory (memory.c)
@@ -96,6 +140,8 @@ struct DsArena {
 
 void dsArenaInit(DsArena *p, DsMem *pMem);
 void *dsArenaAlloc(DsArena *p, i64 n);
+i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
+int dsArenaWouldExceed(const DsArena *p, i64 n);
 void dsArenaUndo(DsArena *p, void *pLast);
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);
@@ -395,6 +441,8 @@ struct DsStats {
   i64 nPeakMem;
   char *zReason;          /* why this strategy (sqlite3_malloc'd) */
   double aMs[DS_N_PHASE];
+  int rcStop;             /* the error the operator failed with, or 0 */
+  const char *zStoppedIn; /* the step it was in then */
 };
 
 void dsStatsInit(DsStats *p, const char *zOperator);
@@ -449,7 +497,8 @@ struct DsHashTable {
 
 int dsHashTableInit(DsHashTable *p, DsMem *pMem, i64 nRow);
 void dsHashTableFree(DsHashTable *p);
-void dsHashTableInsertList(DsHashTable *p, DsRow *pList);
+typedef struct DsOp DsOp;
+int dsHashTableInsertList(DsHashTable *p, DsRow *pList, DsOp *pOp);
 
 static inline DsRow **dsHashTableSlot(const DsHashTable *p, u64 h){
   return &p->aSlot[h & p->mask];
@@ -459,7 +508,6 @@ static inline DsRow **dsHashTableSlot(const DsHashTable *p, u64 h){
 ** A running operator: its connection, its share of the memory budget,
 ** its statistics, its two inputs.  Strategies, sorts and spills take it.
 */
-typedef struct DsOp DsOp;
 struct DsOp {
   DsConn *pConn;
   const char *zFunc;      /* for messages */
@@ -467,8 +515,7 @@ struct DsOp {
   DsStats stats;
   DsSource *apSrc[2];     /* left and right rows */
   int eType;              /* DS_JOIN_* */
-  sqlite3_stmt *pPing;    /* "SELECT 1": stepping it notices an interrupt */
-  u32 nTick;              /* CPU steps since the last interrupt check */
+  DsTicker tick;          /* interrupt checks; the step it is in */
   char *zErr;             /* message of the operator's own last error */
   int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
 };
@@ -480,10 +527,17 @@ int dsOpCheckInterrupt(DsOp *pOp);
 int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
 char *dsOpErrMsg(DsOp *pOp, int rc);
 
-/* Call in CPU-only loops: checks for an interrupt every 64K steps. */
+/* Call in CPU-only loops, once per row handled (dsOpTick) or with the
+** weight of the work done (dsOpTickN; see interrupt.c). */
 static inline int dsOpTick(DsOp *pOp){
-  if( ((++pOp->nTick) & 0xffff)==0 ) return dsOpCheckInterrupt(pOp);
-  return SQLITE_OK;
+  return dsTickerTick(&pOp->tick, DS_TICK_ROW);
+}
+static inline int dsOpTickN(DsOp *pOp, u32 n){
+  return dsTickerTick(&pOp->tick, n);
+}
+/* The operator starts a step of its work (a static string). */
+static inline void dsOpStep(DsOp *pOp, const char *zStep){
+  dsTickerStep(&pOp->tick, zStep);
 }
 
 int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
@@ -595,6 +649,29 @@ int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
 
 int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
                      const DsInput *pWas, const DsInput *pNow, char **pzErr);
+
+/* What the CREATE form of every two-input module keeps about its table:
+** its name, the inputs as its columns were declared, why it is unusable
+** (a reconnect that could not read its inputs: it has the placeholder
+** schema), and how many of its xFilter/xNext calls are running (more than
+** one can only come from tables that read each other in a cycle). */
+typedef struct DsVtabTyped DsVtabTyped;
+struct DsVtabTyped {
+  const char *zFunc;      /* module name, for messages */
+  char *zName;            /* the table's name */
+  char *zUnusable;        /* why the inputs could not be read on connect */
+  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  int nActive;            /* xFilter or xNext calls of this table running */
+};
+int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zName);
+int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
+                         char **pzErr);
+int dsVtabTypedUsable(sqlite3_vtab *pVtab, const DsVtabTyped *p);
+int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
+                      char **pzErr);
+int dsVtabTypedWanted(const DsVtabTyped *p, const char *idxStr,
+                      u8 **aaWant);
+void dsVtabTypedClear(DsVtabTyped *p);
 
 char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,

@@ -157,6 +157,12 @@ static void dsBloomAdd(DsPart *pPart, u64 hash){
   pPart->aBloom[iWord] |= bits;
 }
 
+/* The join starts step zStep of its work; all of an unsplittable task's
+** steps are its block nested loop. */
+static void dsHashStep(DsHashJoin *p, const char *zStep){
+  dsOpStep(p->pOp, p->bBnl ? "block nested loop" : zStep);
+}
+
 static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
                       DsRow *pProbe){
   ap[p->iBuild] = pBuild;
@@ -393,6 +399,8 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       }
     }
     pRow = p->aBatch[p->iBatch++];
+    /* Rows skipped here never reach the tick of PH_PROBE. */
+    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
     if( pRow->flags & DS_ROW_NULLKEY ){
       if( p->bKeepProbe ){ *ppAlone = pRow; return SQLITE_OK; }
       continue;
@@ -414,29 +422,38 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
   }
 }
 
-/* The next unmatched build row of the table, or NULL. */
-static DsRow *dsHashNextUnmatched(DsHashJoin *p){
+/* The next unmatched build row of the table into *ppRow, NULL at the
+** end.  A scan of the whole directory, ticking as it goes. */
+static int dsHashNextUnmatched(DsHashJoin *p, DsRow **ppRow){
+  int rc;
+  *ppRow = 0;
   for(;;){
     while( p->pDrain ){
       DsRow *pRow = p->pDrain;
       p->pDrain = pRow->pNext;
-      if( (pRow->flags & DS_ROW_MATCHED)==0 ) return pRow;
+      if( (pRow->flags & DS_ROW_MATCHED)==0 ){
+        *ppRow = pRow;
+        return SQLITE_OK;
+      }
+      if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
     }
-    if( p->ht.aSlot==0 || p->iSlot>p->ht.mask ) return 0;
+    if( p->ht.aSlot==0 || p->iSlot>p->ht.mask ) return SQLITE_OK;
     p->pDrain = p->ht.aSlot[p->iSlot++];
+    if( (rc = dsOpTickN(p->pOp, 1))!=SQLITE_OK ) return rc;
   }
 }
 
 /* Build the table over every build row held in memory. */
 static int dsHashBuildTable(DsHashJoin *p){
   int i;
-  int rc = dsHashTableInit(&p->ht, &p->pOp->mem, p->nMemRows);
-  if( rc!=SQLITE_OK ) return rc;
-  for(i=0; i<DS_FANOUT; i++){
-    dsHashTableInsertList(&p->ht, p->aPart[i].pBuild);
+  int rc;
+  dsOpStep(p->pOp, "hash table");
+  rc = dsHashTableInit(&p->ht, &p->pOp->mem, p->nMemRows);
+  for(i=0; i<DS_FANOUT && rc==SQLITE_OK; i++){
+    rc = dsHashTableInsertList(&p->ht, p->aPart[i].pBuild, p->pOp);
     p->aPart[i].pBuild = 0;
   }
-  return SQLITE_OK;
+  return rc;
 }
 
 /* Start probing the table with pList, then pSrc. */
@@ -457,10 +474,11 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
   *pbSkip = pPart->pBuildFile!=0 || pPart->nBuild==0
          || (bNoProbe && !p->bKeepBuild);
   if( *pbSkip ) return SQLITE_OK;
+  dsOpStep(p->pOp, "hash table");
   rc = dsHashTableInit(&p->ht, &p->pOp->mem, pPart->nBuild);
-  if( rc!=SQLITE_OK ) return rc;
-  dsHashTableInsertList(&p->ht, pPart->pBuild);
+  if( rc==SQLITE_OK ) rc = dsHashTableInsertList(&p->ht, pPart->pBuild, p->pOp);
   pPart->pBuild = 0;
+  if( rc!=SQLITE_OK ) return rc;
   if( pPart->pProbeFile ){
     rc = dsSpillRewind(pPart->pProbeFile);
     if( rc!=SQLITE_OK ) return rc;
@@ -594,8 +612,8 @@ static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   *pbEnd = n==0;
   if( n==0 ) return SQLITE_OK;
   rc = dsHashTableInit(&p->ht, &p->pOp->mem, n);
+  if( rc==SQLITE_OK ) rc = dsHashTableInsertList(&p->ht, pList, p->pOp);
   if( rc!=SQLITE_OK ) return rc;
-  dsHashTableInsertList(&p->ht, pList);
   if( p->pTask->pProbe ){
     rc = dsSpillRewind(p->pTask->pProbe);
     if( rc!=SQLITE_OK ) return rc;
@@ -703,6 +721,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
     switch( p->ePhase ){
       case PH_BUILD: {
         double t = dsNowMs();
+        dsOpStep(p->pOp, "build");
         rc = dsHashReadBuild(p, &pAlone);
         dsStatsPhase(&p->pOp->stats, DS_PHASE_BUILD, &t);
         if( rc!=SQLITE_OK ) return rc;
@@ -710,6 +729,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         break;
       }
       case PH_PARTPROBE: {
+        dsOpStep(p->pOp, "partition");
         rc = dsHashReadProbe(p, &pAlone);
         if( rc!=SQLITE_OK ) return rc;
         if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
@@ -717,6 +737,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
       }
       case PH_PROBE: {
         DsRow *pProbe = p->pProbe;
+        dsHashStep(p, "probe");
         if( pProbe ){
           DsRow *pBuild;
           while( (pBuild = p->pChain)!=0 ){
@@ -748,7 +769,11 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         break;
       }
       case PH_DRAIN: {
-        DsRow *pRow = p->bKeepBuild ? dsHashNextUnmatched(p) : 0;
+        DsRow *pRow = 0;
+        dsHashStep(p, "drain");
+        if( p->bKeepBuild && (rc = dsHashNextUnmatched(p, &pRow))!=SQLITE_OK ){
+          return rc;
+        }
         if( pRow ) return dsHashEmit(p, ap, pRow, 0);
         dsHashTableFree(&p->ht);
         if( p->bBnl ){
@@ -781,6 +806,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
       }
       case PH_BNLLOAD: {
         int bEnd;
+        dsHashStep(p, "build");
         rc = dsBnlLoad(p, &bEnd);
         if( rc!=SQLITE_OK ) return rc;
         if( bEnd ){
@@ -795,6 +821,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
       case PH_BNLFINAL: {
         DsRow *pRow;
         DsSpill *pFile = p->bKeepProbe ? p->pTask->pProbe : 0;
+        dsHashStep(p, "probe");
         while( pFile ){
           dsArenaReset(&p->batchArena);
           rc = dsSpillRead(pFile, &p->batchArena, &pRow);

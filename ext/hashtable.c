@@ -33,14 +33,22 @@ void dsHashTableFree(DsHashTable *p){
   p->nRow = 0;
 }
 
-/* Insert every row of the list pList (linked through pNext). */
-void dsHashTableInsertList(DsHashTable *p, DsRow *pList){
+/*
+** Insert every row of the list pList (linked through pNext), ticking
+** pOp's interrupt check: a table of millions of rows takes a while, each
+** insert a likely cache miss.  SQLITE_INTERRUPT leaves the rows not yet
+** inserted out of the table (they stay in their arenas).
+*/
+int dsHashTableInsertList(DsHashTable *p, DsRow *pList, DsOp *pOp){
   while( pList ){
     DsRow *pNext = pList->pNext;
     DsRow **pp = dsHashTableSlot(p, pList->hash);
+    int rc;
     pList->pNext = *pp;
     *pp = pList;
     p->nRow++;
     pList = pNext;
+    if( (rc = dsOpTickN(pOp, DS_TICK_ROW/4))!=SQLITE_OK ) return rc;
   }
+  return SQLITE_OK;
 }

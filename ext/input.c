@@ -11,9 +11,21 @@
 ** its schema and object parts, which are then quoted with "%w".  A query
 ** is compiled on its own first: it must be one complete statement that
 ** sqlite3_stmt_readonly() accepts, with nothing after it but space,
-** comments and semicolons.  Only then is it used as the body of a CTE,
-** on lines of its own so that a trailing line comment cannot swallow the
+** comments and semicolons, that calls no function SQLite allows only in
+** top-level SQL (below).  Only then is it used as the body of a CTE, on
+** lines of its own so that a trailing line comment cannot swallow the
 ** closing parenthesis.
+**
+** Functions registered SQLITE_DIRECTONLY (load_extension(), the sqlite3
+** shell's readfile() and writefile(), ds_config()) are refused by SQLite
+** in views and triggers, which may come from a database file nobody
+** checked.  The extension compiles a dataset query itself, as top-level
+** SQL, so SQLite cannot tell that its text came from a view:
+** `CREATE VIEW v AS SELECT * FROM ds_join_hint('SELECT writefile(...)'
+** ...)` would write a file whenever v is read.  So a dataset query that
+** calls such a function is refused, wherever it comes from: the functions
+** it calls are read from its bytecode (EXPLAIN), their flags from
+** pragma_function_list.
 **
 ** A reader runs
 **
@@ -30,6 +42,7 @@
 #include "dataset_int.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 
 #define DS_DATASET_HELP \
   "a dataset is a table or view name (optionally schema-qualified) or one " \
@@ -268,11 +281,59 @@ static int dsTailIsEmpty(const char *z){
   }
 }
 
+/*
+** If the compiled query zBody calls a function registered with
+** SQLITE_DIRECTONLY, *pzFunc gets its name (sqlite3_malloc'd).  Each
+** function call of the bytecode names its function in P4 as "name(nArg)".
+** Where SQLite lacks EXPLAIN or pragma_function_list no function is found.
+*/
+static int dsQueryDirectOnly(sqlite3 *db, const char *zBody, char **pzFunc){
+  sqlite3_stmt *pExplain = 0, *pFlags = 0;
+  char *zSql = sqlite3_mprintf("EXPLAIN %s", zBody);
+  int rc;
+  *pzFunc = 0;
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pExplain, 0);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list "
+        "WHERE name = ?1 COLLATE NOCASE AND narg = ?2 "
+        "AND (flags & 0x80000)!=0", -1, &pFlags, 0);      /* DIRECTONLY */
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_finalize(pExplain);
+    return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+  }
+  while( *pzFunc==0 && sqlite3_step(pExplain)==SQLITE_ROW ){
+    const char *zOp = (const char *)sqlite3_column_text(pExplain, 1);
+    const char *zP4 = (const char *)sqlite3_column_text(pExplain, 5);
+    const char *zParen;
+    if( zOp==0 || zP4==0 ) continue;
+    if( strcmp(zOp, "Function")!=0 && strcmp(zOp, "PureFunc")!=0
+     && strncmp(zOp, "Agg", 3)!=0 ){
+      continue;
+    }
+    zParen = strrchr(zP4, '(');
+    if( zParen==0 ) continue;
+    sqlite3_bind_text(pFlags, 1, zP4, (int)(zParen - zP4), SQLITE_STATIC);
+    sqlite3_bind_int(pFlags, 2, atoi(zParen + 1));
+    if( sqlite3_step(pFlags)==SQLITE_ROW ){
+      *pzFunc = sqlite3_mprintf("%.*s", (int)(zParen - zP4), zP4);
+      if( *pzFunc==0 ) rc = SQLITE_NOMEM;
+    }
+    sqlite3_reset(pFlags);
+  }
+  sqlite3_finalize(pExplain);
+  sqlite3_finalize(pFlags);
+  return rc;
+}
+
 /* Compile the query pIn->zBody; set up its columns or an error. */
 static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
                             const char *zSide, DsInput *pIn, char **pzErr){
   sqlite3_stmt *pStmt = 0;
   const char *zTail = 0;
+  char *zDirect = 0;
   int rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, &zTail);
   if( rc!=SQLITE_OK ){
     dsInputSetErr(pzErr, sqlite3_mprintf(
@@ -291,6 +352,30 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
         "%s: the %s dataset is a statement that writes; a dataset query "
         "must be read-only (SELECT, WITH or VALUES)", zFunc, zSide));
     rc = SQLITE_ERROR;
+  }else if( (rc = dsQueryDirectOnly(db, pIn->zBody, &zDirect))!=SQLITE_OK
+         || zDirect ){
+    if( zDirect ){
+      dsInputSetErr(pzErr, sqlite3_mprintf(
+          "%s: the %s dataset query calls %s(), which SQLite allows only in "
+          "top-level SQL (SQLITE_DIRECTONLY); a dataset query must not call "
+          "it", zFunc, zSide, zDirect));
+      rc = SQLITE_ERROR;
+    }
+  }else if( sqlite3_bind_parameter_count(pStmt)>0 ){
+    /* The query is compiled again by every reader, and nothing could ever
+    ** be bound to it there: each parameter would silently read as NULL. */
+    int nParam = sqlite3_bind_parameter_count(pStmt);
+    const char *zParam = 0;
+    int i;
+    for(i=1; i<=nParam && zParam==0; i++){
+      zParam = sqlite3_bind_parameter_name(pStmt, i);
+    }
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: the %s dataset query has a parameter (%s); a dataset query "
+        "cannot take bound values: write the values into its text (for "
+        "example with format() or quote())", zFunc, zSide,
+        zParam ? zParam : "?"));
+    rc = SQLITE_ERROR;
   }else{
     /* Keep the statement's own text, without a final semicolon. */
     int n = (int)(zTail - pIn->zBody);
@@ -307,6 +392,7 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
       rc = dsInputColumns(pIn, pStmt);
     }
   }
+  sqlite3_free(zDirect);
   sqlite3_finalize(pStmt);
   return rc;
 }

@@ -120,23 +120,13 @@ int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
   pOp->zFunc = zFunc;
   dsMemInit(&pOp->mem, pConn);
   dsStatsInit(&pOp->stats, zOperator);
+  dsTickerInit(&pOp->tick, pConn);
   return SQLITE_OK;
 }
 
-/*
-** SQLITE_INTERRUPT if sqlite3_interrupt() was called on the connection.
-** SQLite 3.40 has no sqlite3_is_interrupted(); stepping a trivial
-** statement checks the same flag.
-*/
+/* SQLITE_INTERRUPT if the statement is to stop (interrupt.c). */
 int dsOpCheckInterrupt(DsOp *pOp){
-  int rc;
-  if( pOp->pPing==0 ){
-    rc = sqlite3_prepare_v2(pOp->pConn->db, "SELECT 1", -1, &pOp->pPing, 0);
-    if( rc!=SQLITE_OK ) return rc;
-  }
-  rc = sqlite3_step(pOp->pPing);
-  sqlite3_reset(pOp->pPing);
-  return (rc==SQLITE_ROW || rc==SQLITE_DONE) ? SQLITE_OK : rc;
+  return dsTickerCheck(&pOp->tick);
 }
 
 /* Release what the operator holds and publish its statistics. */
@@ -149,8 +139,7 @@ void dsOpFinish(DsOp *pOp){
       pOp->apSrc[i] = 0;
     }
   }
-  sqlite3_finalize(pOp->pPing);
-  pOp->pPing = 0;
+  dsTickerFinish(&pOp->tick);
   sqlite3_free(pOp->zErr);
   pOp->zErr = 0;
   pOp->stats.nPeakMem = pOp->mem.nPeak;
@@ -182,6 +171,12 @@ int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...){
 char *dsOpErrMsg(DsOp *pOp, int rc){
   static const char *const azSide[] = { "left", "right" };
   int i;
+  /* Every failure of a running operator comes here: remember where it
+  ** stopped, for ds_last_stats(). */
+  if( pOp->stats.rcStop==0 ){
+    pOp->stats.rcStop = rc;
+    pOp->stats.zStoppedIn = pOp->tick.zStep;
+  }
   if( rc==SQLITE_NOMEM ) return 0;
   if( rc==SQLITE_INTERRUPT ) return sqlite3_mprintf("%s: interrupted", pOp->zFunc);
   if( pOp->zErr ) return sqlite3_mprintf("%s: %s", pOp->zFunc, pOp->zErr);
@@ -253,6 +248,7 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
   pOp->eType = pSpec->eType;
   pOp->stats.zHint = dsHintName[pSpec->eHint];
   pOp->stats.zJoinType = dsJoinTypeName[pSpec->eType];
+  dsOpStep(pOp, "plan");
 
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsReaderOpen(pConn, pSpec->zFunc, pSpec->apIn[i], pSpec->nKey,

@@ -37,8 +37,6 @@
 */
 #include "dataset_int.h"
 
-#include <stdlib.h>
-
 #define DS_FUNC "ds_join_hint"
 
 /* Columns of the table-valued form. */
@@ -76,16 +74,13 @@ struct DsJoinTable {
   DsConn *pConn;
   int bTyped;             /* the CREATE VIRTUAL TABLE form */
   /* The rest is for the CREATE VIRTUAL TABLE form only. */
-  char *zName;            /* the table's name, for messages */
-  char *zUnusable;        /* why the inputs could not be read on connect */
-  DsInput *apIn[2];       /* the inputs as the columns were declared */
+  DsVtabTyped typed;      /* name, inputs as declared, placeholder */
   int nKey;
   int *aaiKey[2];         /* key columns of each input */
   int eHint;              /* DS_HINT_* */
   int eType;              /* DS_JOIN_* */
   int bEstimated;         /* anRow[] is known */
   i64 anRow[2];           /* estimated rows of each input */
-  int nActive;            /* xFilter or xNext calls of this table running */
 };
 
 typedef struct DsJoinCursor DsJoinCursor;
@@ -112,13 +107,9 @@ struct DsJoinCursor {
 
 static void dsJoinTableFree(DsJoinTable *pTab){
   if( pTab ){
-    int i;
-    for(i=0; i<2; i++){
-      dsInputFree(pTab->apIn[i]);
-      sqlite3_free(pTab->aaiKey[i]);
-    }
-    sqlite3_free(pTab->zName);
-    sqlite3_free(pTab->zUnusable);
+    dsVtabTypedClear(&pTab->typed);
+    sqlite3_free(pTab->aaiKey[0]);
+    sqlite3_free(pTab->aaiKey[1]);
     sqlite3_free(pTab);
   }
 }
@@ -158,18 +149,21 @@ static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
   char *zWord = 0;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->apIn[i],
-                     pzErr);
+    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i],
+                     &pTab->typed.apIn[i], pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->apIn[i], azSide[i],
-                     azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i],
+                     azSide[i], azValue[2+i], &anKey[i], &pTab->aaiKey[i],
+                     pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
   pTab->nKey = anKey[0];
   if( rc==SQLITE_OK && azValue[4] ){
     rc = dsVtabArgWord(azValue[4], &zWord);
-    if( rc==SQLITE_OK ) rc = dsParseHintText(DS_FUNC, zWord, &pTab->eHint, pzErr);
+    if( rc==SQLITE_OK ){
+      rc = dsParseHintText(DS_FUNC, zWord, &pTab->eHint, pzErr);
+    }
     sqlite3_free(zWord);
     zWord = 0;
   }
@@ -187,7 +181,8 @@ static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
                            pzErr);
   }
   if( rc==SQLITE_OK ){
-    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->zName, pTab->apIn, pzErr);
+    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->typed.zName, pTab->typed.apIn,
+                           pzErr);
   }
   return rc;
 }
@@ -209,25 +204,15 @@ static int dsJoinConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   int rc;
   if( pTab==0 ) return SQLITE_NOMEM;
   pTab->bTyped = 1;
-  pTab->zName = sqlite3_mprintf("%s", argv[2]);
-  if( pTab->zName==0 ){
-    dsJoinTableFree(pTab);
-    return SQLITE_NOMEM;
+  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[2]);
+  if( rc==SQLITE_OK ){
+    rc = dsVtabArgsParse(&dsJoinArgSpec, argc - 3, argv + 3, azValue, &zErr);
   }
-  rc = dsVtabArgsParse(&dsJoinArgSpec, argc - 3, argv + 3, azValue, &zErr);
   if( rc==SQLITE_OK ){
     rc = dsJoinTableSetup(db, pTab, azValue, bCreating, &zErr);
     dsVtabArgsFree(&dsJoinArgSpec, azValue);
   }
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && !bCreating ){
-    rc = dsVtabDeclarePlaceholder(db);
-    pTab->zUnusable = sqlite3_mprintf("%s (found when the connection opened "
-        "table %s, which cannot be used until the database is opened again "
-        "with that fixed; it can be dropped)", zErr ? zErr : "", argv[2]);
-    sqlite3_free(zErr);
-    zErr = 0;
-    if( pTab->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
-  }
+  rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
     dsJoinTableFree(pTab);
     *pzErr = zErr;
@@ -391,32 +376,10 @@ static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
 static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
                              const char *idxStr, char **pzErr){
   DsJoinTable *pTab = pCur->pTab;
-  sqlite3 *db = pCur->pConn->db;
-  u64 mUsed = idxStr ? strtoull(idxStr, 0, 16) : ~(u64)0;
-  int iFirst = 0;
-  int i, c, rc = SQLITE_OK;
+  u8 *aaWant[2];
+  int i, rc;
 
-  if( pTab->zUnusable ){
-    *pzErr = sqlite3_mprintf("%s", pTab->zUnusable);
-    return SQLITE_ERROR;
-  }
-  /* Tables and views can be made to read each other in a cycle (j1 reads
-  ** a view of j2, which reads j1); each turn would nest a query deeper
-  ** until the stack gave out.  A query of this table that starts while
-  ** this table is producing rows can only come from such a cycle. */
-  if( pTab->nActive>1 ){
-    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
-        "(a cycle of tables and views)", DS_FUNC, pTab->zName);
-    return SQLITE_ERROR;
-  }
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], pTab->apIn[i]->zText,
-                     &pCur->apIn[i], pzErr);
-    if( rc==SQLITE_OK ){
-      rc = dsVtabInputCheck(DS_FUNC, pTab->zName, azSide[i], pTab->apIn[i],
-                            pCur->apIn[i], pzErr);
-    }
-  }
+  rc = dsVtabTypedReopen(&pTab->typed, pCur->pConn->db, pCur->apIn, pzErr);
   pCur->nKey = pTab->nKey;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     size_t nByte = sizeof(int) * (size_t)pTab->nKey;
@@ -424,15 +387,13 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
     if( pCur->aaiKey[i]==0 ) return SQLITE_NOMEM;
     memcpy(pCur->aaiKey[i], pTab->aaiKey[i], nByte);
   }
+  if( rc==SQLITE_OK ) rc = dsVtabTypedWanted(&pTab->typed, idxStr, aaWant);
+  if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    int nCol = pCur->apIn[i]->nCol;
-    u8 *aWant = sqlite3_malloc64((size_t)nCol + 1);
-    if( aWant==0 ) return SQLITE_NOMEM;
-    for(c=0; c<nCol; c++) aWant[c] = (u8)dsVtabColUsed(mUsed, iFirst + c);
-    rc = dsJoinPlanColumns(pCur, i, 0, aWant);
-    sqlite3_free(aWant);
-    iFirst += nCol;
+    rc = dsJoinPlanColumns(pCur, i, 0, aaWant[i]);
   }
+  sqlite3_free(aaWant[0]);
+  sqlite3_free(aaWant[1]);
   if( rc!=SQLITE_OK ) return rc;
   return dsJoinCursorRun(pCur, pTab->eHint, pTab->eType,
                          (idxNum & JIDX_ORDERED)!=0, pzErr);
@@ -444,13 +405,13 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   char *zErr = 0;
   int rc;
   dsJoinCursorReset(pCur);
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   if( pCur->pTab->bTyped ){
     rc = dsJoinTableFilter(pCur, idxNum, idxStr, &zErr);
   }else{
     rc = dsJoinFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   if( rc!=SQLITE_OK ){
     dsVtabSetError(pCursor->pVtab, zErr);
     return rc;
@@ -462,9 +423,9 @@ static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
   char *zErr = 0;
   int rc;
-  pCur->pTab->nActive++;
+  pCur->pTab->typed.nActive++;
   rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
-  pCur->pTab->nActive--;
+  pCur->pTab->typed.nActive--;
   pCur->iRowid++;
   pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
@@ -595,7 +556,7 @@ static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
 static int dsJoinOrderHolds(const DsJoinTable *pTab,
                             const sqlite3_index_info *pInfo){
   int abSide[2];
-  int nLeft = pTab->apIn[0]->nCol;
+  int nLeft = pTab->typed.apIn[0]->nCol;
   int nDone = 0;
   int i, k, s;
   if( pInfo->nOrderBy<=0 ) return 0;
@@ -642,7 +603,8 @@ static void dsJoinEstimate(DsJoinTable *pTab){
   pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
   for(i=0; i<2; i++){
     int bAtLeast;
-    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db, pTab->apIn[i],
+    pTab->anRow[i] = dsInputEstimateRows(pTab->pConn->db,
+                                         pTab->typed.apIn[i],
                                          DS_ESTIMATE_CAP, &bAtLeast);
     if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
   }
@@ -669,10 +631,7 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
   DsJoinTable *pTab = (DsJoinTable *)pVtab;
   double nIn, nOut, rCost;
   int bOrdered;
-  if( pTab->zUnusable ){
-    dsVtabSetError(pVtab, sqlite3_mprintf("%s", pTab->zUnusable));
-    return SQLITE_ERROR;
-  }
+  if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
   dsJoinEstimate(pTab);
   nIn = (double)pTab->anRow[0] + (double)pTab->anRow[1];
   nOut = (double)(pTab->anRow[0]>pTab->anRow[1] ? pTab->anRow[0]

@@ -16,7 +16,9 @@
 **
 ** Exact mode.  Every distinct key gets a counter (DsKeyCount: the key
 ** packed as in a row, its count), found through a chained directory that
-** doubles as keys arrive.  All of it is charged to the connection's
+** doubles as keys arrive.  The counters live in an arena (DsArena): they
+** are never freed one by one, so millions of them cost a few large
+** allocations and go at once.  All of it is charged to the connection's
 ** budget (DsMem).  Before a new counter or a bigger directory would take
 ** the connection past memory_limit, less the room the sketches below
 ** need, the function changes mode once and for all.
@@ -36,7 +38,9 @@
 **
 **   - top and max_count come from Space-Saving (Metwally et al., 2005)
 **     with k counters: the k most frequent keys at the change of mode
-**     keep their exact counts, the other counters are freed; after that a
+**     keep their exact counts (copied out of the arena, which is then
+**     freed with the other counters: from here on each counter is an
+**     allocation of its own, resized when it takes over another key); after that a
 **     key without a counter takes over the smallest counter m and counts
 **     from m+1, remembering m as its possible error.  A count is then
 **     never below the key's true count and at most its error above it
@@ -53,6 +57,13 @@
 ** key, so long keys make them larger (k keys are held at most); the
 ** smallest take about 3.3 KiB, more than a memory_limit below that.  rows
 ** and nulls stay exact in either mode.
+**
+** Interrupts.  SQLite checks between rows; the function's own long loops
+** (moving every counter to a bigger directory, the change of mode, the
+** pass that finds the top keys) tick an interrupt check (interrupt.c).
+** An interrupted loop keeps the directory it was emptying (aSlotOld) to
+** be freed with the rest; the counters it had not reached are in the
+** arena, which goes whole.
 */
 #include "dataset_int.h"
 
@@ -81,7 +92,9 @@ struct DsKeyCount {
 typedef struct DsKeyStats DsKeyStats;
 struct DsKeyStats {
   DsMem mem;              /* charges everything below to the connection */
-  int bInit;              /* mem is set up */
+  int bInit;              /* mem and arena are set up */
+  DsArena arena;          /* the counters of exact mode */
+  i64 nMaxKey;            /* bytes of the longest key counted (packed) */
   int bApprox;            /* the sketches have replaced the counters */
   i64 nRow;               /* rows seen */
   i64 nNull;              /* rows with a NULL key */
@@ -94,7 +107,23 @@ struct DsKeyStats {
   DsKeyCount **aHeap;     /* the counters, a min-heap on nCount */
   i64 nHeapMax;           /* Space-Saving's k */
   i64 nKnown;             /* distinct keys counted exactly before */
+  /* After an interrupted loop */
+  int rcStop;             /* SQLITE_INTERRUPT: the result is an error */
+  DsKeyCount **aSlotOld;  /* the directory the loop was emptying */
 };
+
+/* Names of the steps of the function's own loops (dsTickerStep). */
+#define DS_KS_STEP_REHASH "rehash"
+#define DS_KS_STEP_SKETCH "sketch"
+#define DS_KS_STEP_TOP    "top keys"
+#define DS_KS_STEP_ROWS   "rows"      /* back to counting rows, SQLite's loop */
+
+/* The end of one of the function's own loops (interrupted unless rc is
+** SQLITE_OK: it is still in its step then). */
+static void dsKsLoopEnd(DsTicker *pTick, int rc){
+  if( rc==SQLITE_OK ) dsTickerStep(pTick, DS_KS_STEP_ROWS);
+  dsTickerFinish(pTick);
+}
 
 /*************************************************************************
 ** Sizes
@@ -111,19 +140,33 @@ static void dsSketchSize(i64 nLimit, int *pnBits, i64 *pnCounter){
   *pnCounter = k;
 }
 
-/* Room kept free in exact mode for what the change of mode allocates. */
-static i64 dsSketchReserve(i64 nLimit){
+/*
+** Room kept free in exact mode for what the change of mode allocates: the
+** registers, the heap, and the copies of the k counters it keeps, which
+** exist beside the arena of all counters until that is freed.  A copy is
+** reckoned at the longest key counted so far (nMaxKey bytes packed), but
+** all copies at no more than a quarter of the limit, so that long keys do
+** not end exact counting at once (approximate mode holds k counters
+** anyway, whatever their keys).
+*/
+static i64 dsSketchReserve(i64 nLimit, i64 nMaxKey){
   int p;
   i64 k;
+  i64 nCopies;
   dsSketchSize(nLimit, &p, &k);
-  return ((i64)1 << p) + k * (i64)sizeof(DsKeyCount *) + 256;
+  nCopies = k * (DS_KC_SIZE(nMaxKey) + 16);
+  if( nCopies > nLimit/4 ) nCopies = nLimit/4;
+  return ((i64)1 << p) + k * (i64)sizeof(DsKeyCount *) + nCopies + 256;
 }
 
-/* Exact mode may take nMore bytes more. */
-static int dsKsFits(const DsKeyStats *p, i64 nMore){
+/* Exact mode may take nMore bytes more (besides a counter of nKey bytes
+** of key, which costs a new arena chunk when the current one is full). */
+static int dsKsFits(const DsKeyStats *p, i64 nKey, i64 nMore){
   const DsConn *pConn = p->mem.pConn;
-  return pConn->nMemUsed + nMore + dsSketchReserve(pConn->nMemLimit)
-         <= pConn->nMemLimit;
+  i64 nMaxKey = nKey > p->nMaxKey ? nKey : p->nMaxKey;
+  nMore += dsArenaWouldAlloc(&p->arena, DS_KC_SIZE(nKey));
+  return pConn->nMemUsed + nMore
+         + dsSketchReserve(pConn->nMemLimit, nMaxKey) <= pConn->nMemLimit;
 }
 
 /*************************************************************************
@@ -153,24 +196,39 @@ static void dsKsUnlink(DsKeyStats *p, DsKeyCount *e){
   *pp = e->pNext;
 }
 
+/* Keep directory aOld, which an interrupted loop was emptying, for
+** dsKeyStatsFree(), and fail from now on. */
+static int dsKsStopped(DsKeyStats *p, DsKeyCount **aOld, int rc){
+  p->aSlotOld = aOld;
+  p->rcStop = rc;
+  return rc;
+}
+
 /* Give the directory nSlot slots (a power of two), moving the counters. */
 static int dsKsResize(DsKeyStats *p, i64 nSlot){
   DsKeyCount **aOld = p->aSlot;
   i64 nOld = aOld ? (i64)p->mask + 1 : 0;
   i64 i;
+  DsTicker tick;
+  int rc = SQLITE_OK;
   DsKeyCount **aNew = dsMalloc(&p->mem, nSlot * (i64)sizeof(DsKeyCount *));
   if( aNew==0 ) return SQLITE_NOMEM;
   memset(aNew, 0, (size_t)nSlot * sizeof(DsKeyCount *));
   p->aSlot = aNew;
   p->mask = (u64)nSlot - 1;
-  for(i=0; i<nOld; i++){
+  dsTickerInit(&tick, p->mem.pConn);
+  dsTickerStep(&tick, DS_KS_STEP_REHASH);
+  for(i=0; i<nOld && rc==SQLITE_OK; i++){
     DsKeyCount *e = aOld[i];
     while( e ){
       DsKeyCount *pNext = e->pNext;
       dsKsLink(p, e);
       e = pNext;
+      rc = dsTickerTick(&tick, DS_TICK_ROW/2);
     }
   }
+  dsKsLoopEnd(&tick, rc);
+  if( rc!=SQLITE_OK ) return dsKsStopped(p, aOld, rc);
   dsFree(&p->mem, aOld);
   return SQLITE_OK;
 }
@@ -182,9 +240,12 @@ static void dsKsSetKey(DsKeyCount *e, u64 h, const DsValue *pKey, i64 nKey){
   dsValuePut(e->aKey, pKey);
 }
 
+/* A new counter of count 1: in the arena in exact mode, an allocation of
+** its own in approximate mode. */
 static DsKeyCount *dsKsNew(DsKeyStats *p, u64 h, const DsValue *pKey,
                            i64 nKey){
-  DsKeyCount *e = dsMalloc(&p->mem, DS_KC_SIZE(nKey));
+  DsKeyCount *e = p->bApprox ? dsMalloc(&p->mem, DS_KC_SIZE(nKey))
+                             : dsArenaAlloc(&p->arena, DS_KC_SIZE(nKey));
   if( e ){
     dsKsSetKey(e, h, pKey, nKey);
     e->nCount = 1;
@@ -299,9 +360,17 @@ static double dsHllEstimate(const u8 *aReg, int nBits){
 ** Counting
 */
 
+/* An allocation of its own holding a copy of counter e. */
+static DsKeyCount *dsKsCopy(DsKeyStats *p, const DsKeyCount *e){
+  DsKeyCount *c = dsMalloc(&p->mem, DS_KC_SIZE(e->nKey));
+  if( c ) memcpy(c, e, (size_t)DS_KC_SIZE(e->nKey));
+  return c;
+}
+
 /*
-** Leave exact mode: feed every key to a new HyperLogLog, keep the
-** nHeapMax most frequent counters as Space-Saving's, free the others.
+** Leave exact mode: feed every key to a new HyperLogLog, keep copies of
+** the nHeapMax most frequent counters as Space-Saving's, free the arena
+** of counters.
 */
 static int dsKsToApprox(DsKeyStats *p){
   DsConn *pConn = p->mem.pConn;
@@ -309,6 +378,8 @@ static int dsKsToApprox(DsKeyStats *p){
   i64 nOld = aOld ? (i64)p->mask + 1 : 0;
   i64 nSlot = 16;
   i64 i;
+  DsTicker tick;
+  int rc = SQLITE_OK;
   dsSketchSize(pConn->nMemLimit, &p->nBits, &p->nHeapMax);
   p->aReg = dsMalloc(&p->mem, (i64)1 << p->nBits);
   p->aHeap = dsMalloc(&p->mem, p->nHeapMax * (i64)sizeof(DsKeyCount *));
@@ -320,25 +391,36 @@ static int dsKsToApprox(DsKeyStats *p){
   p->nKnown = p->nKey;
   p->nKey = 0;
   p->aSlot = 0;
-  for(i=0; i<nOld; i++){
+  dsTickerInit(&tick, pConn);
+  dsTickerStep(&tick, DS_KS_STEP_SKETCH);
+  for(i=0; i<nOld && rc==SQLITE_OK; i++){
     DsKeyCount *e = aOld[i];
     while( e ){
       DsKeyCount *pNext = e->pNext;
       dsHllAdd(p, e->hash);
-      if( p->nKey < p->nHeapMax ){
-        p->aHeap[p->nKey++] = e;
-        dsHeapUp(p, p->nKey - 1);
-      }else if( e->nCount > p->aHeap[0]->nCount ){
-        dsFree(&p->mem, p->aHeap[0]);
-        dsHeapSet(p, 0, e);
-        dsHeapDown(p, 0);
-      }else{
-        dsFree(&p->mem, e);
+      if( p->nKey < p->nHeapMax || e->nCount > p->aHeap[0]->nCount ){
+        DsKeyCount *c = dsKsCopy(p, e);
+        if( c==0 ){
+          rc = SQLITE_NOMEM;
+          break;
+        }
+        if( p->nKey < p->nHeapMax ){
+          p->aHeap[p->nKey++] = c;
+          dsHeapUp(p, p->nKey - 1);
+        }else{
+          dsFree(&p->mem, p->aHeap[0]);
+          dsHeapSet(p, 0, c);
+          dsHeapDown(p, 0);
+        }
       }
       e = pNext;
+      rc = dsTickerTick(&tick, DS_TICK_ROW/4);
     }
   }
+  dsKsLoopEnd(&tick, rc);
+  if( rc!=SQLITE_OK ) return dsKsStopped(p, aOld, rc);
   dsFree(&p->mem, aOld);
+  dsArenaClear(&p->arena);
 
   while( nSlot < 2*p->nHeapMax ) nSlot *= 2;
   p->aSlot = dsMalloc(&p->mem, nSlot * (i64)sizeof(DsKeyCount *));
@@ -408,16 +490,28 @@ static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
     nSlot = 2 * ((i64)p->mask + 1);
   }
   nGrow = nSlot * (i64)sizeof(DsKeyCount *);
-  if( !dsKsFits(p, DS_KC_SIZE(nKey) + nGrow) ){
+  if( !dsKsFits(p, nKey, nGrow) ){
     rc = dsKsToApprox(p);
     return rc ? rc : dsKsApproxAdd(p, h, pKey);
   }
-  if( nSlot && dsKsResize(p, nSlot)!=SQLITE_OK ) return SQLITE_NOMEM;
+  if( nSlot && (rc = dsKsResize(p, nSlot))!=SQLITE_OK ) return rc;
   e = dsKsNew(p, h, pKey, nKey);
   if( e==0 ) return SQLITE_NOMEM;
   dsKsLink(p, e);
   p->nKey++;
+  if( nKey > p->nMaxKey ) p->nMaxKey = nKey;
   return SQLITE_OK;
+}
+
+/* Fail the statement with error rc. */
+static void dsKsResultError(sqlite3_context *ctx, int rc){
+  if( rc==SQLITE_NOMEM ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    sqlite3_result_error(ctx, rc==SQLITE_INTERRUPT ? "ds_key_stats: interrupted"
+                                                   : sqlite3_errstr(rc), -1);
+    sqlite3_result_error_code(ctx, rc);
+  }
 }
 
 void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -431,6 +525,7 @@ void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( !p->bInit ){
     dsMemInit(&p->mem, (DsConn *)sqlite3_user_data(ctx));
+    dsArenaInit(&p->arena, &p->mem);
     p->bInit = 1;
   }
   p->nRow++;
@@ -438,12 +533,14 @@ void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     p->nNull++;
     return;
   }
-  if( p->bApprox ){
+  if( p->rcStop ){
+    rc = p->rcStop;
+  }else if( p->bApprox ){
     rc = dsKsApproxAdd(p, dsValueHash(&v, 0), &v);
   }else{
     rc = dsKsExactAdd(p, dsValueHash(&v, 0), &v);
   }
-  if( rc!=SQLITE_OK ) sqlite3_result_error_nomem(ctx);
+  if( rc!=SQLITE_OK ) dsKsResultError(ctx, rc);
 }
 
 /*************************************************************************
@@ -491,12 +588,25 @@ static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
   int nTop = 0;
   i64 nErr = 0;
   int i;
-  if( p && p->aSlot ){
+  int rc = p ? p->rcStop : SQLITE_OK;
+  if( rc==SQLITE_OK && p && p->aSlot ){
+    DsTicker tick;
     u64 j;
-    for(j=0; j<=p->mask; j++){
+    dsTickerInit(&tick, p->mem.pConn);
+    dsTickerStep(&tick, DS_KS_STEP_TOP);
+    for(j=0; j<=p->mask && rc==SQLITE_OK; j++){
       DsKeyCount *e;
-      for(e=p->aSlot[j]; e; e=e->pNext) dsTopOffer(aTop, &nTop, e);
+      for(e=p->aSlot[j]; e; e=e->pNext){
+        dsTopOffer(aTop, &nTop, e);
+        rc = dsTickerTick(&tick, DS_TICK_ROW/4);
+      }
+      if( rc==SQLITE_OK ) rc = dsTickerTick(&tick, 1);
     }
+    dsKsLoopEnd(&tick, rc);
+  }
+  if( rc!=SQLITE_OK ){
+    dsKsResultError(ctx, rc);
+    return;
   }
   dsTextInit(&out);
   dsTextAppendf(&out,
@@ -525,21 +635,14 @@ static void dsKeyStatsFree(DsKeyStats *p){
   if( p->bApprox ){
     i64 i;
     for(i=0; i<p->nKey; i++) dsFree(&p->mem, p->aHeap[i]);
-  }else if( p->aSlot ){
-    u64 j;
-    for(j=0; j<=p->mask; j++){
-      DsKeyCount *e = p->aSlot[j];
-      while( e ){
-        DsKeyCount *pNext = e->pNext;
-        dsFree(&p->mem, e);
-        e = pNext;
-      }
-    }
   }
+  dsArenaClear(&p->arena);
+  dsFree(&p->mem, p->aSlotOld);
   dsFree(&p->mem, p->aSlot);
   dsFree(&p->mem, p->aHeap);
   dsFree(&p->mem, p->aReg);
   p->aSlot = 0;
+  p->aSlotOld = 0;
   p->aHeap = 0;
   p->aReg = 0;
   p->nKey = 0;

@@ -116,6 +116,30 @@ void *dsArenaAlloc(DsArena *p, i64 n){
   return pRet;
 }
 
+/* The bytes dsArenaAlloc(p, n) would take from the allocator: none if n
+** fits in the current chunk, else the size of the chunk it would add (as
+** dsArenaGrow() sizes it). */
+i64 dsArenaWouldAlloc(const DsArena *p, i64 n){
+  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
+  i64 nChunk = p->nNext;
+  n = (n + 7) & ~(i64)7;
+  if( p->pEnd - p->pFree >= n ) return 0;
+  while( nChunk - nHdr < n ) nChunk *= 2;
+  return nChunk;
+}
+
+/*
+** Would n more bytes from arena p take the connection past its limit?
+** Only when they need a new chunk, which may be 1/16 of the budget: a
+** buffer that asks this first goes to disk before crossing the limit
+** rather than after.
+*/
+int dsArenaWouldExceed(const DsArena *p, i64 n){
+  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
+  i64 nChunk = dsArenaWouldAlloc(p, n);
+  return pConn && nChunk>0 && pConn->nMemUsed + nChunk > pConn->nMemLimit;
+}
+
 /* Forget every allocation but keep the newest chunk for reuse. */
 void dsArenaReset(DsArena *p){
   DsChunk *pKeep = p->pChunk;

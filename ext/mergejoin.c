@@ -43,6 +43,7 @@ static int dsMergeGather(DsMergeJoin *p, int s){
   DsRowBuf *pGroup = &p->aGroup[s];
   int rc = dsRowBufAppend(pGroup, p->apHead[s]);
   while( rc==SQLITE_OK ){
+    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) break;
     rc = dsMergeFetch(p, s);
     if( rc!=SQLITE_OK || p->apHead[s]==0 ) break;
     if( dsRowKeyCompare(pGroup->pHead, p->apHead[s])!=0 ) break;
@@ -72,6 +73,7 @@ static void dsMergeEndGroup(DsMergeJoin *p){
 static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
   DsMergeJoin *p = (DsMergeJoin *)pIter;
   int s, rc;
+  dsOpStep(p->pOp, "merge join");
   for(;;){
     DsRow *pL, *pR;
     int c;

@@ -155,7 +155,9 @@ static i64 dsSatMul(i64 a, i64 b){
 }
 
 static int dsPlanFetch(DsPlanCount *p, int s){
-  int rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
+  int rc = dsOpTick(p->pOp);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
   if( rc==SQLITE_ROW ){
     p->anRow[s]++;
     p->anKeyBytes[s] += p->apHead[s]->nKey;
@@ -223,7 +225,9 @@ static int dsPlanTop(DsPlanCount *p, const DsRow *pKey, i64 nL, i64 nR){
 
 /* Merge the two sorted key streams, counting. */
 static int dsPlanMerge(DsPlanCount *p){
-  int rc = dsPlanFetch(p, 0);
+  int rc;
+  dsOpStep(p->pOp, "count");
+  rc = dsPlanFetch(p, 0);
   if( rc==SQLITE_OK ) rc = dsPlanFetch(p, 1);
   while( rc==SQLITE_OK && (p->apHead[0] || p->apHead[1]) ){
     DsRow *pKey;

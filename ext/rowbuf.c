@@ -51,11 +51,13 @@ void dsRowBufFree(DsRowBuf *p){
 
 /* Append a copy of pRow (flags included). */
 int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow){
+  i64 nSize = (i64)DS_ROW_SIZE(pRow->nData);
   DsRow *pNew;
   p->nRow++;
   if( p->pFile==0 && (p->nMem==0 || (!dsMemOverBudget(&p->pOp->mem)
+                   && !dsArenaWouldExceed(&p->arena, nSize)
                    && (p->nMemMax==0 || p->arena.nByte < p->nMemMax))) ){
-    pNew = dsArenaAlloc(&p->arena, (i64)DS_ROW_SIZE(pRow->nData));
+    pNew = dsArenaAlloc(&p->arena, nSize);
     if( pNew==0 ) return SQLITE_NOMEM;
     memcpy(DS_ROW_IMAGE(pNew), DS_ROW_IMAGE((DsRow *)pRow),
            DS_ROW_HDR + pRow->nData);
@@ -158,6 +160,8 @@ static int dsBlockCrossLoad(DsBlockCross *p){
     }
     if( rc!=SQLITE_ROW ) return rc;
     p->aBlock[p->nBlock++] = pRow;
+    /* The outer side may be rows in memory: no statement checks then. */
+    if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
   }
   if( p->nBlock>0 ) p->nLoaded++;
   return SQLITE_OK;

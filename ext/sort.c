@@ -15,7 +15,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <time.h>
 
 typedef struct DsSortEntry DsSortEntry;
@@ -61,9 +60,12 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
 ** A sort of an entry array: the work of sorting rows in memory, which
 ** runs either on the caller's thread or, with ds_config('threads') above
 ** 1, on a worker thread while the caller reads the next input.  It
-** touches nothing but its arrays (no allocation, no SQLite call), so it
-** is safe on any thread; it stops early when bAbort is set, and on the
-** caller's thread xCheck (the interrupt check) can set it.
+** touches nothing but its arrays (no allocation, no SQLite call but
+** sqlite3_is_interrupted()), so it is safe on any thread.  It stops early
+** when bAbort is set; every 16K entries xCheck (the interrupt check) may
+** set it: on the caller's thread the operator's full check, on a worker
+** sqlite3_is_interrupted() where SQLite has it, else nothing (the caller,
+** waiting for the worker, checks then).
 */
 typedef struct DsSortJob DsSortJob;
 struct DsSortJob {
@@ -79,9 +81,9 @@ struct DsSortJob {
   int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
 };
 
-/* Every 64K steps: should the job stop? */
+/* Every 16K steps (some tens of microseconds): should the job stop? */
 static int dsSortJobStop(DsSortJob *pJob, i64 i){
-  if( (i & 0xffff)!=0 ) return 0;
+  if( (i & 0x3fff)!=0 ) return 0;
   if( pJob->xCheck && pJob->xCheck(pJob)!=SQLITE_OK ){
     atomic_store(&pJob->bAbort, 1);
   }
@@ -91,6 +93,13 @@ static int dsSortJobStop(DsSortJob *pJob, i64 i){
 /* The interrupt check of a job run on the caller's thread. */
 static int dsSortJobCheckOp(DsSortJob *pJob){
   return dsOpCheckInterrupt(pJob->pOp);
+}
+
+/* The interrupt check of a job on a worker thread: the connection's flag,
+** read without touching anything else of the connection. */
+static int dsSortJobCheckFlag(DsSortJob *pJob){
+  DsConn *pConn = pJob->pOp->pConn;
+  return pConn->xIsInterrupted(pConn->db) ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
 /* Sort by prefix: least significant byte first, skipping the bytes in
@@ -128,25 +137,55 @@ static int dsRadixSort(DsSortJob *pJob){
   return 1;
 }
 
-static int dsEntryKeyCompare(const void *pA, const void *pB){
-  const DsSortEntry *a = (const DsSortEntry *)pA;
-  const DsSortEntry *b = (const DsSortEntry *)pB;
-  return dsRowKeyCompare(a->pRow, b->pRow);
+/*
+** Sort a[0..n) with the full comparison xCmp, stably, using aTmp[0..n)
+** as scratch: a bottom-up merge sort (qsort could not be stopped, and one
+** run of equal prefixes may hold every row).  Ends with the result in a.
+** 0 if stopped.
+*/
+static int dsMergeSortEntries(DsSortJob *pJob, DsSortEntry *a,
+                              DsSortEntry *aTmp, i64 n,
+                              int (*xCmp)(const DsRow *, const DsRow *)){
+  DsSortEntry *pFrom = a, *pTo = aTmp;
+  i64 nWidth;
+  i64 nStep = 0;
+  for(nWidth=1; nWidth<n; nWidth*=2){
+    i64 iLo;
+    DsSortEntry *pSwap;
+    for(iLo=0; iLo<n; iLo+=2*nWidth){
+      i64 iMid = iLo + nWidth < n ? iLo + nWidth : n;
+      i64 iHi = iLo + 2*nWidth < n ? iLo + 2*nWidth : n;
+      i64 i = iLo, j = iMid, k = iLo;
+      while( i<iMid && j<iHi ){
+        /* Equal entries keep their order: the left one goes first. */
+        if( xCmp(pFrom[j].pRow, pFrom[i].pRow)<0 ){
+          pTo[k++] = pFrom[j++];
+        }else{
+          pTo[k++] = pFrom[i++];
+        }
+        if( dsSortJobStop(pJob, ++nStep) ) return 0;
+      }
+      while( i<iMid ) pTo[k++] = pFrom[i++];
+      while( j<iHi ) pTo[k++] = pFrom[j++];
+    }
+    pSwap = pFrom;
+    pFrom = pTo;
+    pTo = pSwap;
+  }
+  if( pFrom!=a ) memcpy(a, pFrom, sizeof(DsSortEntry) * (size_t)n);
+  return 1;
 }
 
-static int dsEntryGroupCompare(const void *pA, const void *pB){
-  const DsSortEntry *a = (const DsSortEntry *)pA;
-  const DsSortEntry *b = (const DsSortEntry *)pB;
-  return dsRowGroupCompare(a->pRow, b->pRow);
-}
-
-/* Put each run of equal prefixes in true order; 0 if stopped. */
+/* Put each run of equal prefixes in true order; 0 if stopped.  The
+** array the radix sort did not end in is free for scratch. */
 static int dsSortTies(DsSortJob *pJob){
   int (*xCmp)(const DsRow *, const DsRow *) =
       pJob->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare : dsRowKeyCompare;
   DsSortEntry *a = pJob->aResult;
+  DsSortEntry *aScratch = a==pJob->a ? pJob->aTmp : pJob->a;
   i64 n = pJob->n;
   i64 i = 0;
+  i64 nStep = 0;
   while( i<n ){
     i64 j = i + 1;
     i64 k;
@@ -154,13 +193,13 @@ static int dsSortTies(DsSortJob *pJob){
     while( j<n && a[j].prefix==a[i].prefix ) j++;
     for(k=i+1; k<j && bSorted; k++){
       bSorted = xCmp(a[k-1].pRow, a[k].pRow)<=0;
+      if( dsSortJobStop(pJob, ++nStep) ) return 0;
     }
-    if( !bSorted ){
-      qsort(&a[i], (size_t)(j - i), sizeof(DsSortEntry),
-            pJob->eOrder==DS_ORDER_GROUP ? dsEntryGroupCompare
-                                         : dsEntryKeyCompare);
+    if( !bSorted
+     && !dsMergeSortEntries(pJob, &a[i], &aScratch[i], j - i, xCmp) ){
+      return 0;
     }
-    if( (i>>16)!=(j>>16) && dsSortJobStop(pJob, 0) ) return 0;
+    if( dsSortJobStop(pJob, ++nStep) ) return 0;
     i = j;
   }
   return 1;
@@ -221,6 +260,7 @@ static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
   DsSortJob job;
   int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder);
   *paOut = a;
+  dsOpStep(pOp, "radix sort");
   if( rc!=SQLITE_OK ) return rc;
   dsSortJobRun(&job);
   return dsSortJobFinish(&job, pOp, paOut);
@@ -269,8 +309,7 @@ struct DsSorter {
   i64 nAlloc;
   i64 iNext;              /* next entry to hand out (in-memory case) */
   DsSpill **apRun;        /* sorted runs on disk, oldest first */
-  int *aRunLevel;         /* level of each: 0 written from memory, L+1
-                          ** merged from runs of level L */
+  int *aRunLevel;         /* merges behind each run (0: written by a flush) */
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
@@ -378,51 +417,56 @@ static int dsMergeFanIn(DsOp *pOp){
   return (int)nFan;
 }
 
-/* Runs open at once while gathering, at most (see dsSorterFlushRun). */
-#define DS_MAX_OPEN_RUNS 256
-
-static int dsSorterAddRun(DsSorter *p, DsSpill *pRun){
+static int dsSorterAddRun(DsSorter *p, DsSpill *pRun, int iLevel){
   if( p->nRun==p->nRunAlloc ){
     int nNew = p->nRunAlloc ? p->nRunAlloc*2 : 16;
     DsSpill **aNew = dsRealloc(&p->pOp->mem, p->apRun,
                                (i64)nNew * (i64)sizeof(DsSpill *));
-    int *aLevel;
+    int *aNewLevel;
     if( aNew ) p->apRun = aNew;
-    aLevel = aNew ? dsRealloc(&p->pOp->mem, p->aRunLevel,
-                              (i64)nNew * (i64)sizeof(int)) : 0;
-    if( aLevel==0 ){
+    aNewLevel = aNew ? dsRealloc(&p->pOp->mem, p->aRunLevel,
+                                 (i64)nNew * (i64)sizeof(int)) : 0;
+    if( aNewLevel==0 ){
       dsSpillClose(pRun);
       return SQLITE_NOMEM;
     }
-    p->aRunLevel = aLevel;
+    p->aRunLevel = aNewLevel;
     p->nRunAlloc = nNew;
   }
-  p->aRunLevel[p->nRun] = 0;
+  p->aRunLevel[p->nRun] = iLevel;
   p->apRun[p->nRun++] = pRun;
   return SQLITE_OK;
 }
 
-static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel);
+static int dsSorterMergePass(DsSorter *p, int iFirst, int n);
 
 /*
-** Merge runs while gathering, so that every row is rewritten about
-** log(runs)/log(fan-in) times in all, as in a balanced merge tree: when
-** the newest nFan runs have one level L, they become one run of level
-** L+1.  Levels never grow from the oldest run to the newest, at most
-** nFan-1 runs of each level stay, and the runs merged are always of
-** about one size.  (Merging into the oldest run instead would rewrite
-** it again and again: quadratic in the number of runs.)  Should even
-** that leave too many files open, the newest runs are merged.
+** Merge runs while gathering, as a counter in base nFan: the newest nFan
+** runs are merged into one as soon as they are all of one level (have
+** been through as many merges), and the result is a level up.  So each
+** row is written about log_nFan(runs) times, and at most (nFan - 1) runs
+** of each level stay open.  Merging the oldest runs whenever there are
+** too many instead merges each new run into one ever larger run: rows x
+** runs / nFan bytes written, quadratic in the input.  A cap on the runs
+** kept open (far above what the levels reach for any input that fits on
+** a disk) still keeps the files open below the usual limit of 1024.
 */
-static int dsSorterMergeSome(DsSorter *p){
+static int dsSorterMergeLevels(DsSorter *p){
   int nFan = dsMergeFanIn(p->pOp);
+  int nCap = nFan*2 > 64 ? nFan*2 : 64;
   int rc = SQLITE_OK;
-  while( rc==SQLITE_OK && p->nRun>=nFan
-      && p->aRunLevel[p->nRun-nFan]==p->aRunLevel[p->nRun-1] ){
-    rc = dsSorterMergeRuns(p, p->nRun-nFan, nFan, p->aRunLevel[p->nRun-1]+1);
-  }
-  if( rc==SQLITE_OK && p->nRun>=DS_MAX_OPEN_RUNS ){
-    rc = dsSorterMergeRuns(p, p->nRun-nFan, nFan, p->aRunLevel[p->nRun-nFan]);
+  while( rc==SQLITE_OK && p->nRun>=nFan ){
+    int iFirst = p->nRun - nFan;
+    if( p->aRunLevel[iFirst]!=p->aRunLevel[p->nRun-1] && p->nRun<nCap ){
+      break;
+    }
+    /* The merge's read buffers take the room the gathered rows had: give
+    ** back their arena and entry array first. */
+    dsFree(&p->pOp->mem, p->aEntry);
+    p->aEntry = 0;
+    p->nAlloc = 0;
+    dsArenaClear(&p->arena);
+    rc = dsSorterMergePass(p, iFirst, nFan);
   }
   return rc;
 }
@@ -433,30 +477,38 @@ static int dsSorterFlushRun(DsSorter *p){
   i64 i;
   int rc = dsSortEntries(p->pOp, p->aEntry, p->nEntry, p->nAlloc, p->eOrder,
                          &p->aEntry);
+  dsOpStep(p->pOp, "write run");
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pRun);
   for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
     rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
   }
+  /* Sealed: a run waiting to be merged holds no write buffer (with a
+  ** buffer each, the waiting runs alone could pass the budget). */
+  if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);
   if( rc==SQLITE_OK ){
-    rc = dsSorterAddRun(p, pRun);
+    rc = dsSorterAddRun(p, pRun, 0);
   }else{
     dsSpillClose(pRun);
   }
   p->nEntry = 0;
   dsArenaReset(&p->arena);
-  if( rc==SQLITE_OK ) rc = dsSorterMergeSome(p);
+  if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
   return rc;
 }
 
 /*
-** Merge the n runs from apRun[iFirst] on into one, of level iLevel, which
-** takes their place.
+** Merge the n runs from apRun[iFirst] on into one, which takes their
+** place, a level above the highest of them.  The order of the runs
+** matters to nothing but the merge policy: rows of equal keys come in no
+** promised order.
 */
-static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel){
+static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
   DsMerger m;
   DsSpill *pOut = 0;
-  int rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
-  int i;
+  int rc;
+  int i, iLevel = 0;
+  dsOpStep(p->pOp, "merge runs");
+  rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
     DsRow *pRow = 0;
@@ -464,18 +516,22 @@ static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel){
     if( rc==SQLITE_ROW ) rc = dsSpillWrite(pOut, pRow);
   }
   dsMergerFree(p, &m);
-  if( rc!=SQLITE_DONE ){
+  if( rc==SQLITE_DONE ) rc = dsSpillRewind(pOut);   /* sealed, as a run */
+  if( rc!=SQLITE_OK ){
     dsSpillClose(pOut);
     return rc;
   }
-  for(i=0; i<n; i++) dsSpillClose(p->apRun[iFirst + i]);
-  p->apRun[iFirst] = pOut;
-  p->aRunLevel[iFirst] = iLevel;
-  memmove(&p->apRun[iFirst + 1], &p->apRun[iFirst + n],
+  for(i=iFirst; i<iFirst+n; i++){
+    if( p->aRunLevel[i]>iLevel ) iLevel = p->aRunLevel[i];
+    dsSpillClose(p->apRun[i]);
+  }
+  memmove(&p->apRun[iFirst+1], &p->apRun[iFirst+n],
           sizeof(DsSpill *) * (size_t)(p->nRun - iFirst - n));
-  memmove(&p->aRunLevel[iFirst + 1], &p->aRunLevel[iFirst + n],
+  memmove(&p->aRunLevel[iFirst+1], &p->aRunLevel[iFirst+n],
           sizeof(int) * (size_t)(p->nRun - iFirst - n));
   p->nRun -= n - 1;
+  p->apRun[iFirst] = pOut;
+  p->aRunLevel[iFirst] = iLevel + 1;
   return SQLITE_OK;
 }
 
@@ -485,15 +541,15 @@ static int dsSorterMergeRuns(DsSorter *p, int iFirst, int n, int iLevel){
 ** sorts both sides, and the first keeps its rows while the second reads),
 ** counting the second entry array that sorting needs; less when the
 ** connection as a whole is over its limit, but never so little that runs
-** become tiny: a run is never cut below DS_MIN_RUN bytes, or a budget of a
-** few hundred bytes would make a spill file of every row (a spill file's
-** buffer alone takes 512 bytes).
+** become tiny: a run is never cut below DS_MIN_RUN bytes, or a budget of
+** a few hundred bytes would make a spill file of every row (a spill
+** file's buffer alone takes 512 bytes, so a smaller run saves nothing).
 */
 #define DS_MIN_RUN 4096
 
 static int dsSorterFull(const DsSorter *p){
   const DsConn *pConn = p->pOp->pConn;
-  i64 nSort = p->nEntry * (i64)sizeof(DsSortEntry);
+  i64 nSort = p->nAlloc * (i64)sizeof(DsSortEntry);  /* what sorting adds */
   i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
   if( nOwn <= DS_MIN_RUN ) return 0;
   if( nOwn > pConn->nMemLimit/2 ) return 1;
@@ -501,15 +557,29 @@ static int dsSorterFull(const DsSorter *p){
       && nOwn > pConn->nMemLimit/16;
 }
 
+/*
+** Entries in the first entry array: 1024, or fewer under a small budget.
+** The array and the second one sorting needs must take a small part of
+** the sorter's half of the budget: were they to fill it alone, every row
+** would become a run of its own.
+*/
+static i64 dsSorterFirstAlloc(const DsOp *pOp){
+  i64 n = pOp->pConn->nMemLimit / (16 * 2 * (i64)sizeof(DsSortEntry));
+  if( n > 1024 ) n = 1024;
+  if( n < 16 ) n = 16;
+  return n;
+}
+
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
 static int dsSorterGather(DsSorter *p, DsSource *pSrc){
+  dsOpStep(p->pOp, "sort input");
   for(;;){
     DsRow *pRow;
     int rc = pSrc->xNext(pSrc, &p->arena, &pRow);
     if( rc==SQLITE_DONE ) return SQLITE_OK;
     if( rc!=SQLITE_ROW ) return rc;
     if( p->nEntry==p->nAlloc ){
-      i64 nNew = p->nAlloc ? p->nAlloc*2 : 16;
+      i64 nNew = p->nAlloc ? p->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
       DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
                                     nNew * (i64)sizeof(DsSortEntry));
       if( aNew==0 ) return SQLITE_NOMEM;
@@ -522,15 +592,11 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
       if( rc!=SQLITE_OK ) return rc;
+      dsOpStep(p->pOp, "sort input");
     }
   }
 }
 
-/*
-** Sort every row of pSrc.  When the rows fit in the budget they are
-** sorted in memory; else they end up in sorted runs, merged down to as
-** many as can be read at once.
-*/
 /*
 ** Sort the gathered entries on a worker thread, if the connection allows
 ** threads and there are enough of them to be worth it; else here.
@@ -540,8 +606,11 @@ static int dsSorterSortMemory(DsSorter *p){
   int rc = dsSortJobInit(&p->job, pOp, p->aEntry, p->nEntry, p->nAlloc,
                          p->eOrder);
   if( rc!=SQLITE_OK ) return rc;
+  dsOpStep(pOp, "radix sort");
   if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
-    p->job.xCheck = 0;    /* the worker must not touch the connection */
+    /* The worker must not step statements of the connection: it reads
+    ** the interrupt flag where SQLite has sqlite3_is_interrupted(). */
+    p->job.xCheck = pOp->pConn->xIsInterrupted ? dsSortJobCheckFlag : 0;
     if( pthread_create(&p->thread, 0, dsSortJobThread, &p->job)==0 ){
       p->bThread = 1;
       return SQLITE_OK;
@@ -554,16 +623,17 @@ static int dsSorterSortMemory(DsSorter *p){
 
 /*
 ** Wait for the worker; while waiting, notice an interrupt of the
-** connection and stop the worker then.
+** connection (or a progress handler that says stop) and stop the worker
+** then.
 */
 static int dsSorterJoin(DsSorter *p){
   int rc = SQLITE_OK;
-  int nSpin = 0;
   if( !p->bThread ) return SQLITE_OK;
+  dsOpStep(p->pOp, "radix sort (worker)");
   while( !atomic_load(&p->job.bDone) ){
     struct timespec ts = { 0, 200000 };     /* 0.2 ms */
     nanosleep(&ts, 0);
-    if( (++nSpin % 16)==0 && dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
+    if( dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
       atomic_store(&p->job.bAbort, 1);
     }
   }
@@ -600,11 +670,13 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
     p->aEntry = 0;
     p->nEntry = p->nAlloc = 0;
     dsArenaClear(&p->arena);
-    /* Down to nFan runs, merging the newest (the smallest) first. */
+    /* Down to nFan runs for the final merge: merge the newest (the
+    ** smallest) first, just enough of them in the first pass that every
+    ** later pass merges nFan. */
     while( rc==SQLITE_OK && p->nRun>nFan ){
-      int n = p->nRun - nFan + 1;
-      if( n>nFan ) n = nFan;
-      rc = dsSorterMergeRuns(p, p->nRun - n, n, p->aRunLevel[p->nRun - n]);
+      int n = (p->nRun - nFan) % (nFan - 1) + 1;
+      if( n==1 ) n = nFan;
+      rc = dsSorterMergePass(p, p->nRun - n, n);
     }
     if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
   }

@@ -17,6 +17,10 @@
 **
 ** A DsSpill is also a DsSource (its first member), so a spilled partition
 ** can be fed back into the same code that reads an input.
+**
+** No statement is stepped while a spill file is written or read, so every
+** row moved ticks the operator's interrupt check (interrupt.c): whatever
+** loop moves rows through a file can be interrupted there.
 */
 #include "dataset_int.h"
 
@@ -142,8 +146,16 @@ int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
   return SQLITE_OK;
 }
 
+/* The work of moving one row of nData bytes through a spill file, in the
+** units of dsOpTickN(): the row, and a unit per 64 bytes copied. */
+static u32 dsSpillTicks(u32 nData){
+  return DS_TICK_ROW + nData/64;
+}
+
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
+  int rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
+  if( rc!=SQLITE_OK ) return rc;
   if( p->aBuf==0 ){
     int rc = dsSpillBuffer(p);
     if( rc!=SQLITE_OK ) return rc;
@@ -211,6 +223,8 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
   rc = dsSpillReadBytes(p, aHdr, (i64)DS_ROW_HDR);
   if( rc!=SQLITE_OK ) return rc;
   memcpy(&nData, aHdr + offsetof(DsRow, nData) - offsetof(DsRow, hash), 4);
+  rc = dsOpTickN(p->pOp, dsSpillTicks(nData));
+  if( rc!=SQLITE_OK ) return rc;
   pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
   if( pRow==0 ) return SQLITE_NOMEM;
   pRow->pNext = 0;

@@ -7,7 +7,9 @@
 ** time is measured from its start to its end, so the output phase
 ** includes the time SQLite spends consuming the rows).  When the operator
 ** ends, normally or not, its statistics become the connection's "last
-** stats" as one JSON object.
+** stats" as one JSON object.  One that failed mid-way (interrupted, out
+** of memory, disk full) also says so ("error") and names the step of its
+** work it was in ("stopped_in": "radix sort", "probe", ...).
 */
 #include "dataset_int.h"
 
@@ -76,7 +78,13 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
     dsTextAppendf(pOut, "%s\"%s\":%.3f", i ? "," : "", azPhase[i],
                         p->aMs[i]);
   }
-  dsTextAppendAll(pOut, "}}");
+  dsTextAppendAll(pOut, "}");
+  if( p->rcStop ){
+    /* Only for an operator that failed mid-way: what stopped it, where. */
+    dsJsonKeyText(pOut, "error", sqlite3_errstr(p->rcStop));
+    dsJsonKeyText(pOut, "stopped_in", p->zStoppedIn);
+  }
+  dsTextChar(pOut, '}');
   zJson = dsTextFinish(pOut);
   if( zJson ){
     sqlite3_free(pConn->zLastStats);

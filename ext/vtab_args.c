@@ -40,11 +40,21 @@
 **
 ** Placeholder.  When a reconnect cannot read its inputs, the module
 ** declares a one-column placeholder and reports the stored error when the
-** table is queried; DROP TABLE works.
+** table is queried; DROP TABLE works.  The table stays so until SQLite
+** reads the schema again (any schema change does, as does a new
+** connection), which connects it afresh.
+**
+** Query time.  Every query of a CREATE form opens its inputs again
+** (dsVtabTypedReopen()), so it sees their current contents, and checks
+** that their columns are still those declared; the colUsed mask that
+** xBestIndex passes in idxStr says which columns of each input to read
+** (dsVtabTypedWanted()).  DsVtabTyped holds what these need, the same for
+** every module.
 */
 #include "dataset_int.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 
 /* "left, right, left_key": the argument names, for messages. */
 static char *dsVtabArgNames(const DsVtabArgSpec *pSpec){
@@ -388,6 +398,113 @@ int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
 /* The schema of a table whose inputs could not be read when connecting. */
 int dsVtabDeclarePlaceholder(sqlite3 *db){
   return sqlite3_declare_vtab(db, "CREATE TABLE x(unavailable)");
+}
+
+/*************************************************************************
+** The table of a CREATE form (DsVtabTyped).
+*/
+
+/* Start *p for table zName of module zFunc.  SQLITE_NOMEM or SQLITE_OK. */
+int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zName){
+  memset(p, 0, sizeof(*p));
+  p->zFunc = zFunc;
+  p->zName = sqlite3_mprintf("%s", zName);
+  return p->zName ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/*
+** The end of a CREATE form's xConnect, where rc and *pzErr are what
+** setting the table up gave.  While the table is being created
+** (bCreating), an error fails the CREATE.  When an existing table is
+** connected again, an error (an input dropped since, say) must not fail:
+** the table could then not even be dropped.  It gets the placeholder
+** schema instead, and its queries report the error.
+*/
+int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
+                         char **pzErr){
+  if( rc==SQLITE_OK || rc==SQLITE_NOMEM || bCreating ) return rc;
+  rc = dsVtabDeclarePlaceholder(db);
+  p->zUnusable = sqlite3_mprintf("%s (found when the connection read the "
+      "schema of table %s, which cannot be used until the schema is read "
+      "again with that fixed, as any change of the schema or a new "
+      "connection does; it can be dropped)", *pzErr ? *pzErr : "", p->zName);
+  sqlite3_free(*pzErr);
+  *pzErr = 0;
+  if( p->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
+/* For xBestIndex: SQLITE_ERROR, with the stored reason, for a placeholder. */
+int dsVtabTypedUsable(sqlite3_vtab *pVtab, const DsVtabTyped *p){
+  if( p->zUnusable==0 ) return SQLITE_OK;
+  dsVtabSetError(pVtab, sqlite3_mprintf("%s", p->zUnusable));
+  return SQLITE_ERROR;
+}
+
+/*
+** For xFilter: open both inputs again, as they are now, into apIn[], and
+** check that their columns are still those the table was declared with.
+*/
+int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
+                      char **pzErr){
+  static const char *const azSide[2] = { "left", "right" };
+  int i, rc = SQLITE_OK;
+  if( p->zUnusable ){
+    *pzErr = sqlite3_mprintf("%s", p->zUnusable);
+    return SQLITE_ERROR;
+  }
+  /* Tables and views can be made to read each other in a cycle (j1 reads
+  ** a view of j2, which reads j1); each turn would nest a query deeper
+  ** until the stack gave out.  A query of this table that starts while
+  ** this table is producing rows can only come from such a cycle. */
+  if( p->nActive>1 ){
+    *pzErr = sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", p->zFunc, p->zName);
+    return SQLITE_ERROR;
+  }
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    rc = dsInputOpen(db, p->zFunc, azSide[i], p->apIn[i]->zText, &apIn[i],
+                     pzErr);
+    if( rc==SQLITE_OK ){
+      rc = dsVtabInputCheck(p->zFunc, p->zName, azSide[i], p->apIn[i],
+                            apIn[i], pzErr);
+    }
+  }
+  return rc;
+}
+
+/*
+** The columns of each input that a statement uses: the colUsed mask that
+** xBestIndex passed in idxStr (hexadecimal; none means all) numbers the
+** left input's columns, then the right's.  aaWant[i] gets an array of one
+** flag per column of input i, to be freed with sqlite3_free().
+*/
+int dsVtabTypedWanted(const DsVtabTyped *p, const char *idxStr,
+                      u8 **aaWant){
+  u64 mUsed = idxStr ? strtoull(idxStr, 0, 16) : ~(u64)0;
+  int iFirst = 0;
+  int i, c;
+  aaWant[0] = aaWant[1] = 0;
+  for(i=0; i<2; i++){
+    int nCol = p->apIn[i]->nCol;
+    aaWant[i] = sqlite3_malloc64((size_t)nCol + 1);
+    if( aaWant[i]==0 ){
+      sqlite3_free(aaWant[0]);
+      aaWant[0] = 0;
+      return SQLITE_NOMEM;
+    }
+    for(c=0; c<nCol; c++) aaWant[i][c] = (u8)dsVtabColUsed(mUsed, iFirst + c);
+    iFirst += nCol;
+  }
+  return SQLITE_OK;
+}
+
+void dsVtabTypedClear(DsVtabTyped *p){
+  dsInputFree(p->apIn[0]);
+  dsInputFree(p->apIn[1]);
+  sqlite3_free(p->zName);
+  sqlite3_free(p->zUnusable);
+  memset(p, 0, sizeof(*p));
 }
 
 /*************************************************************************
