@@ -36,6 +36,15 @@
 #                    functions that cost the most instructions
 #                    (build/dsbench list prints the case names)
 #   Bench variables: FILTER=GLOB[,GLOB] (case names), REPS=N, TIMEOUT=SEC.
+#   make soak        the long differential run (tests/soak.c): a million
+#                    random cases against SQLite's own SQL; SOAK_CASES=N,
+#                    SOAK_SEED=N (default: the time, printed)
+#   make fuzz        the libFuzzer target (tests/fuzz/fuzz_ops.c, clang
+#                    with ASan and UBSan) for FUZZ_SECONDS (default 60)
+#                    over tests/fuzz/corpus; new inputs go to
+#                    build/fuzz/corpus, crashes to build/fuzz/
+#   make fuzz-merge  minimise tests/fuzz/corpus with what build/fuzz/corpus
+#                    found (libFuzzer's -merge=1)
 #
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise make stops and prints the command that installs them.
@@ -59,7 +68,7 @@ TCL_INC   ?= /usr/include/tcl8.6
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
         sanitize valgrind deps-sanitize deps-valgrind \
-        interrupt tsan deps-tsan
+        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz
 
 all: build/dataset.so
 
@@ -90,7 +99,9 @@ demo: build/dataset.so | deps-demo
 # The suite under tclsh with build/dataset.so loaded, as users load it,
 # except faults.test, which needs the test program's fault injection and
 # so runs in build/testfixture (DS_TESTFIXTURE); one total ends the run.
-test: build/dataset.so build/testfixture | deps-test
+# The suite also runs the soak driver briefly (tests/soak.test) and replays
+# the fuzz corpus (tests/fuzz.test): both are built first.
+test: build/dataset.so build/testfixture build/soak build/fuzz_replay | deps-test
 	DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl
 
 # --- Sanitizers and valgrind (docs/reliability.md) --------------------------
@@ -131,7 +142,7 @@ $(SAN_DIR)/sqlite3: tests/sanitizer_shell.sh $(SAN_DIR)/dataset.so
 	    tests/sanitizer_shell.sh > $@
 	chmod +x $@
 
-sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 | deps-test
+sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 build/soak build/fuzz_replay | deps-test
 	$(SAN_ENV) $(SAN_DIR)/testfixture tests/runall.tcl $(TESTS)
 
 # make valgrind: the same suite under valgrind's memcheck (tests/valgrind.tcl):
@@ -145,6 +156,60 @@ valgrind: build/testfixture build/dataset.so | deps-test deps-valgrind
 	DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
 	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
 	    $(TCLSH) tests/valgrind.tcl build/testfixture $(TESTS)
+
+# --- Soak and fuzz (tests/soak.c, tests/fuzz/, tests/oracle.c) ------------
+# Both link the extension in (-DSQLITE_CORE) with the system libsqlite3 and
+# compare every valid case with SQLite's own SQL (tests/oracle.c).
+ORACLE       := tests/oracle.c tests/oracle.h
+SOAK_CASES   ?= 1000000
+SOAK_SEED    ?= $(shell date +%s)
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_OBJ     := $(SRC:ext/%.c=build/fuzz/obj/%.o)
+
+build/soak: tests/soak.c $(ORACLE) build/libsqlite3_dataset.a
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -Iext -Itests -o $@ tests/soak.c \
+	    tests/oracle.c build/libsqlite3_dataset.a $(LDFLAGS) -lsqlite3 -lm
+
+soak: build/soak
+	build/soak --seed $(SOAK_SEED) --cases $(SOAK_CASES) --progress 10000
+
+# The fuzz target without libFuzzer: runs each input named once.
+build/fuzz_replay: tests/fuzz/fuzz_ops.c $(ORACLE) build/libsqlite3_dataset.a
+	$(CC) $(DS_CFLAGS) $(CFLAGS) -DFUZZ_REPLAY -Iext -Itests -o $@ \
+	    tests/fuzz/fuzz_ops.c tests/oracle.c build/libsqlite3_dataset.a \
+	    $(LDFLAGS) -lsqlite3 -lm
+
+build/fuzz/obj/%.o: ext/%.c $(HDR) | deps-fuzz
+	@mkdir -p build/fuzz/obj
+	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -DSQLITE_CORE -c -o $@ $<
+
+build/fuzz/fuzz_ops: tests/fuzz/fuzz_ops.c $(ORACLE) $(FUZZ_OBJ) | deps-fuzz
+	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -Iext -Itests -o $@ \
+	    tests/fuzz/fuzz_ops.c tests/oracle.c $(FUZZ_OBJ) $(LDFLAGS) \
+	    -lsqlite3 -lm
+
+FUZZ_RUN = build/fuzz/fuzz_ops -dict=tests/fuzz/ops.dict -max_len=2048 \
+           -timeout=25 -artifact_prefix=build/fuzz/
+
+fuzz: build/fuzz/fuzz_ops
+	@mkdir -p build/fuzz/corpus
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    build/fuzz/corpus tests/fuzz/corpus tests/fuzz/found
+
+# The corpus keeps the fewest inputs that reach every edge the others do
+# (-use_counters=0: edges, not how often each runs); tests/fuzz/found,
+# the inputs that found bugs, is kept as it is.
+fuzz-merge: build/fuzz/fuzz_ops
+	@mkdir -p build/fuzz/corpus build/fuzz/merged
+	rm -f build/fuzz/merged/*
+	$(FUZZ_RUN) -merge=1 -use_counters=0 build/fuzz/merged \
+	    tests/fuzz/corpus build/fuzz/corpus
+	rm -f tests/fuzz/corpus/*
+	cp build/fuzz/merged/* tests/fuzz/corpus/
+	@echo "tests/fuzz/corpus: $$(ls tests/fuzz/corpus | wc -l) inputs"
 
 # --- Benchmarks (never part of `make test`) -------------------------------
 # The driver is build/dsbench (build/bench is the directory of its data
@@ -206,6 +271,7 @@ uninstall:
 	rmdir $(DESTDIR)$(EXTDIR) 2>/dev/null || true
 
 STATIC_OBJ := $(SRC:ext/%.c=build/static/%.o)
+
 
 build/static/%.o: ext/%.c $(HDR) | deps-build
 	@mkdir -p build/static
@@ -387,6 +453,8 @@ PKG_GRIND   := valgrind:'command -v callgrind_annotate'
 PKG_SAN     := libgcc-12-dev:'ls /usr/lib/gcc/*/*/libasan.so /usr/lib/gcc/*/*/libubsan.so'
 PKG_VALGRIND := valgrind:'command -v valgrind'
 PKG_TSAN    := libtsan2:'ldconfig -p | grep -q libtsan.so'
+PKG_FUZZ    := clang:'command -v $(FUZZ_CC)' \
+               libclang-rt-14-dev:'test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a)"'
 
 deps-build:
 	$(call ds_need,$(PKG_BUILD))
@@ -408,3 +476,5 @@ deps-valgrind:
 	$(call ds_need,$(PKG_VALGRIND))
 deps-tsan:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TSAN))
+deps-fuzz:
+	$(call ds_need,$(PKG_BUILD) $(PKG_FUZZ))

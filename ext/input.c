@@ -31,6 +31,9 @@
 **
 **     WITH "ds:input"(c0, c1, ...) AS (<body>) SELECT cK1, ..., cP1, ...
 **
+** (under another name, ds:input:2 and so on, when the body holds the text
+** ds:input: a table of that name would otherwise mean the CTE itself)
+**
 ** naming exactly the columns an operator needs, key columns first: the
 ** CTE's column list renames the input's columns by position, so inputs
 ** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
@@ -199,17 +202,36 @@ static char *dsTrimEnd(const char *z, int n){
   return sqlite3_mprintf("%.*s", n, z);
 }
 
-/* Drop parentheses that enclose the whole query, and blanks at the end. */
-static char *dsUnwrapQuery(const char *z){
-  int n = (int)strlen(z);
-  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
-  while( n>0 && z[0]=='(' && dsMatchParen(z)==n-1 ){
-    const char *zIn = dsSkipSpace(z + 1);
-    n = n - 1 - (int)(zIn - z);
-    z = zIn;
-    while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+/*
+** Blank out parentheses that enclose the whole query, and drop blanks at
+** the end.  A pair encloses the query when what follows its closing
+** parenthesis is a statement's tail (blanks, comments, semicolons) or
+** starts with a semicolon: "(SELECT 1); -- all" is the query SELECT 1.
+** The parentheses become blanks rather than being cut off, so that what
+** follows them stays in the text: "(SELECT 1); DELETE FROM t" must still
+** be refused as more than one statement when it is compiled.
+*/
+static char *dsUnwrapQuery(const char *zText){
+  char *zCopy = sqlite3_mprintf("%s", zText);
+  char *z = zCopy;
+  char *zOut;
+  int n;
+  if( zCopy==0 ) return 0;
+  while( z[0]=='(' ){
+    int iClose = dsMatchParen(z);
+    const char *zAfter;
+    if( iClose<0 ) break;
+    zAfter = dsSkipSpace(z + iClose + 1);
+    if( *zAfter!=0 && *zAfter!=';' ) break;
+    z[0] = ' ';
+    z[iClose] = ' ';
+    z = (char *)dsSkipSpace(z);
   }
-  return sqlite3_mprintf("%.*s", n, z);
+  n = (int)strlen(z);
+  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  zOut = sqlite3_mprintf("%.*s", n, z);
+  sqlite3_free(zCopy);
+  return zOut;
 }
 
 static void dsInputSetErr(char **pzErr, char *zMsg){
@@ -727,6 +749,31 @@ static void dsReaderClose(DsSource *pSrc){
   }
 }
 
+/* Does z hold zPart, compared without regard to (ASCII) case? */
+static int dsHoldsNoCase(const char *z, const char *zPart){
+  int n = (int)strlen(zPart);
+  for(; *z; z++){
+    if( sqlite3_strnicmp(z, zPart, n)==0 ) return 1;
+  }
+  return 0;
+}
+
+/*
+** The name of the reader's CTE: "ds:input", unless the body holds that
+** text.  A table may have any name, and inside the CTE's own body its
+** name would mean the CTE ("circular reference"); so then ds:input:2,
+** ds:input:3, ... until a name the body cannot refer to.
+*/
+static char *dsReaderCteName(const char *zBody){
+  char *zName = sqlite3_mprintf("ds:input");
+  int i = 1;
+  while( zName && dsHoldsNoCase(zBody, zName) ){
+    sqlite3_free(zName);
+    zName = sqlite3_mprintf("ds:input:%d", ++i);
+  }
+  return zName;
+}
+
 /*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
@@ -734,12 +781,15 @@ static void dsReaderClose(DsSource *pSrc){
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr){
-  sqlite3_str *pSql = sqlite3_str_new(pConn->db);
+  sqlite3_str *pSql;
   DsReader *p;
   char *zSql;
+  char *zCte = dsReaderCteName(pIn->zBody);
   int i, rc;
   *ppSrc = 0;
-  sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
+  if( zCte==0 ) return SQLITE_NOMEM;
+  pSql = sqlite3_str_new(pConn->db);
+  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
   for(i=0; i<pIn->nCol; i++){
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
   }
@@ -749,7 +799,8 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", iCol);
   }
   if( nKey+nPay==0 ) sqlite3_str_appendall(pSql, "0");
-  sqlite3_str_appendall(pSql, " FROM \"ds:input\"");
+  sqlite3_str_appendf(pSql, " FROM \"%w\"", zCte);
+  sqlite3_free(zCte);
   zSql = sqlite3_str_finish(pSql);
   if( zSql==0 ) return SQLITE_NOMEM;
   p = sqlite3_malloc64(sizeof(DsReader));

@@ -541,12 +541,17 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
 ** sorts both sides, and the first keeps its rows while the second reads),
 ** counting the second entry array that sorting needs; less when the
 ** connection as a whole is over its limit, but never so little that runs
-** become tiny.
+** become tiny: a run is never cut below DS_MIN_RUN bytes, or a budget of
+** a few hundred bytes would make a spill file of every row (a spill
+** file's buffer alone takes 512 bytes, so a smaller run saves nothing).
 */
+#define DS_MIN_RUN 4096
+
 static int dsSorterFull(const DsSorter *p){
   const DsConn *pConn = p->pOp->pConn;
   i64 nSort = p->nAlloc * (i64)sizeof(DsSortEntry);  /* what sorting adds */
   i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
+  if( nOwn <= DS_MIN_RUN ) return 0;
   if( nOwn > pConn->nMemLimit/2 ) return 1;
   return pConn->nMemUsed + nSort > pConn->nMemLimit
       && nOwn > pConn->nMemLimit/16;
