@@ -78,6 +78,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterPlan(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterAggregates(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterReader(db);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_version", 0,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,

@@ -42,6 +42,9 @@
 #define DS_FANOUT      (1 << DS_FANOUT_BITS)
 #define DS_MAX_LEVEL   11        /* 64 bits of hash, 5 at a time, mixed */
 
+/* Probe rows between the one probed and the one whose chain is prefetched */
+#define DS_PREFETCH_AHEAD 16
+
 #define PH_BUILD     1      /* read the build side into partitions */
 #define PH_PARTPROBE 2      /* read the probe side into partitions */
 #define PH_PROBE     3      /* produce the matches of probe rows */
@@ -59,8 +62,7 @@ struct DsPart {
   DsRow *pBuild;          /* them, as a list */
   i64 nBuild;
   DsSpill *pBuildFile;    /* the build rows, once the partition spilled */
-  u64 *aBloom;            /* Bloom filter of the spilled build rows */
-  u64 bloomMask;          /* words in aBloom - 1 */
+  DsBloom bloom;          /* Bloom filter of the spilled build rows */
   u64 minHash, maxHash;   /* range of build hashes: equal means unsplittable */
   DsArena probeArena;     /* probe rows held in memory (repartition) */
   DsRow *pProbe;
@@ -100,7 +102,12 @@ struct DsHashJoin {
   DsArena scratch;        /* the row just read, before it is placed */
 
   DsHashTable ht;
-  DsRow *aBatch[DS_BATCH];/* probe rows about to be probed */
+  DsRowFilter filter;     /* drops probe rows that cannot match as read */
+  DsBloom bloom;          /* of the build rows in memory, for the filter */
+  i64 nFilterRead;        /* rows read with the filter, this window */
+  i64 nFilterPass;        /* of which it let through */
+  i64 nFilterSkip;        /* rows to read without the filter first */
+  DsRow *aBatch[DS_BATCH];/* rows read at once, then probed or placed */
   int nBatch;
   int iBatch;
   DsArena batchArena;     /* probe rows read from a source */
@@ -122,39 +129,11 @@ struct DsHashJoin {
   i64 nBnlTasks;
 };
 
-/* Fresh, well-mixed bits from a hash (splitmix64's finalizer). */
-static u64 dsMix64(u64 x){
-  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 /* The partition of a hash at a level: high bits, re-mixed below level 0
 ** so that every level splits by bits of its own. */
 static int dsPartOf(u64 hash, int iLevel){
   u64 h = iLevel ? dsMix64(hash + (u64)iLevel * 0x9e3779b97f4a7c15ULL) : hash;
   return (int)(h >> (64 - DS_FANOUT_BITS));
-}
-
-/* The Bloom filter: two bits in one word, chosen by bits of a re-mix that
-** neither the table nor the partitioning uses. */
-static void dsBloomBits(u64 hash, u64 mask, u64 *piWord, u64 *pBits){
-  u64 h = dsMix64(hash ^ 0x5851f42d4c957f2dULL);
-  *piWord = (h >> 12) & mask;
-  *pBits = (1ULL << (h & 63)) | (1ULL << ((h >> 6) & 63));
-}
-
-static int dsBloomMayHave(const DsPart *pPart, u64 hash){
-  u64 iWord, bits;
-  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
-  return (pPart->aBloom[iWord] & bits)==bits;
-}
-
-static void dsBloomAdd(DsPart *pPart, u64 hash){
-  u64 iWord, bits;
-  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
-  pPart->aBloom[iWord] |= bits;
 }
 
 static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
@@ -208,12 +187,10 @@ static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
   if( rc!=SQLITE_OK ) return rc;
   /* About 16 bits per row seen so far, twice over for rows to come. */
   while( nWord < pPart->nBuild/2 && nWord < nMaxWord ) nWord *= 2;
-  pPart->aBloom = dsMalloc(&pOp->mem, nWord * 8);
-  if( pPart->aBloom==0 ) return SQLITE_NOMEM;
-  memset(pPart->aBloom, 0, (size_t)nWord * 8);
-  pPart->bloomMask = (u64)nWord - 1;
+  rc = dsBloomInit(&pPart->bloom, &pOp->mem, nWord);
+  if( rc!=SQLITE_OK ) return rc;
+  dsBloomAddList(&pPart->bloom, pPart->pBuild);
   for(pRow=pPart->pBuild; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
-    dsBloomAdd(pPart, pRow->hash);
     rc = dsSpillWrite(pPart->pBuildFile, pRow);
   }
   p->nMemRows -= pPart->nBuild;
@@ -285,7 +262,7 @@ static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
     pPart->maxHash = pRow->hash;
   }
   if( pPart->pBuildFile ){
-    dsBloomAdd(pPart, pRow->hash);
+    dsBloomAdd(&pPart->bloom, pRow->hash);
     return dsSpillWrite(pPart->pBuildFile, pRow);
   }
   rc = dsListPushCopy(&pPart->arena, &pPart->pBuild, pRow);
@@ -307,7 +284,7 @@ static int dsProbeSpilled(DsHashJoin *p, DsPart *pPart, DsRow *pRow,
                           int *pbAlone){
   int rc = SQLITE_OK;
   *pbAlone = 0;
-  if( !dsBloomMayHave(pPart, pRow->hash) ){
+  if( !dsBloomMayHave(&pPart->bloom, pRow->hash) ){
     *pbAlone = p->bKeepProbe;
     return SQLITE_OK;
   }
@@ -339,6 +316,103 @@ static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
 }
 
 /*************************************************************************
+** The probe filter.
+**
+** When the join does not keep unmatched probe rows, a probe row is worth
+** making only if it may match: the reader asks dsHashMayMatch() about each
+** row's key hash before it copies the row (dsSourceBatch), so that a
+** selective join pays little more than reading for the rows that find
+** nothing.  A build row in memory is in the Bloom filter p->bloom, made
+** when the build side has been read; a spilled partition has a filter of
+** its own.  Where nearly every probe row matches the filter only costs,
+** so it is switched off for a while when it lets through more than 7/8
+** of a window of rows, and tried again later.
+*/
+#define DS_FILTER_WINDOW 65536
+
+static int dsHashMayMatch(DsRowFilter *pFilter, u64 hash){
+  DsHashJoin *p = (DsHashJoin *)((char *)pFilter
+                                 - offsetof(DsHashJoin, filter));
+  DsPart *pPart = &p->aPart[dsPartOf(hash, p->iLevel)];
+  if( pPart->pBuildFile ) return dsBloomMayHave(&pPart->bloom, hash);
+  return dsBloomMayHave(&p->bloom, hash);
+}
+
+/* Bits per build row in the filter: 16, fewer when memory is short. */
+static i64 dsHashFilterWords(const DsHashJoin *p){
+  const DsConn *pConn = p->pOp->pConn;
+  i64 nRoom = pConn->nMemLimit - pConn->nMemLimit/4 - pConn->nMemUsed
+            - dsDirectoryBytes(p->nMemRows);
+  i64 nWord = 64;
+  while( nWord*4 < p->nMemRows ) nWord *= 2;
+  /* Halve while too large, down to 4 bits a row. */
+  while( nWord*8 > nRoom && nWord>64 && (nWord/2)*16 >= p->nMemRows ){
+    nWord /= 2;
+  }
+  return nWord*8 <= nRoom ? nWord : 0;
+}
+
+/* The build side has been read: make the filter of its rows in memory,
+** if unmatched probe rows are not kept and memory allows. */
+static int dsHashMakeFilter(DsHashJoin *p){
+  i64 nWord;
+  int i, rc;
+  if( p->bKeepProbe || (p->nMemRows==0 && p->nSpilledParts==0) ){
+    return SQLITE_OK;
+  }
+  nWord = dsHashFilterWords(p);
+  if( nWord==0 ) return SQLITE_OK;
+  rc = dsBloomInit(&p->bloom, &p->pOp->mem, nWord);
+  if( rc!=SQLITE_OK ) return rc;
+  for(i=0; i<DS_FANOUT; i++) dsBloomAddList(&p->bloom, p->aPart[i].pBuild);
+  p->nFilterRead = p->nFilterPass = p->nFilterSkip = 0;
+  return SQLITE_OK;
+}
+
+/* The filter for the next batch of probe rows, or NULL. */
+static DsRowFilter *dsHashProbeFilter(DsHashJoin *p){
+  return p->bloom.aWord && p->nFilterSkip<=0 ? &p->filter : 0;
+}
+
+/* nRead rows were read for a batch of nPass, with pFilter (or none). */
+static void dsHashFilterCount(DsHashJoin *p, DsRowFilter *pFilter,
+                              i64 nRead, i64 nPass){
+  if( pFilter==0 ){
+    p->nFilterSkip -= nRead;
+    return;
+  }
+  p->nFilterRead += nRead;
+  p->nFilterPass += nPass;
+  if( p->nFilterRead>=DS_FILTER_WINDOW ){
+    if( p->nFilterPass*8 > p->nFilterRead*7 ){
+      p->nFilterSkip = 16*DS_FILTER_WINDOW;
+    }
+    p->nFilterRead = p->nFilterPass = 0;
+  }
+}
+
+/* Read the next batch of rows of pSrc into p->aBatch, in pArena (reset
+** first), through the probe filter when one applies. */
+static int dsHashReadBatch(DsHashJoin *p, DsSource *pSrc, DsArena *pArena,
+                           DsRowFilter *pFilter){
+  /* A batch holds DS_BATCH rows, or fewer when they are wide: at most an
+  ** eighth of the budget. */
+  i64 nMax = p->pOp->pConn->nMemLimit / 8;
+  i64 nBefore = pSrc->nRow;
+  int rc;
+  dsArenaReset(pArena);
+  rc = dsSourceBatch(pSrc, pArena, p->aBatch, DS_BATCH, nMax, pFilter,
+                     &p->nBatch);
+  p->iBatch = 0;
+  if( rc!=SQLITE_OK ){
+    p->nBatch = 0;
+    return rc;
+  }
+  dsHashFilterCount(p, pFilter, pSrc->nRow - nBefore, p->nBatch);
+  return SQLITE_OK;
+}
+
+/*************************************************************************
 ** Probing.
 */
 
@@ -352,19 +426,11 @@ static int dsHashFillBatch(DsHashJoin *p){
     p->pProbeList = p->pProbeList->pNext;
   }
   if( n==0 && p->pProbeSrc ){
-    /* A batch holds DS_BATCH rows, or fewer when they are wide: at most
-    ** an eighth of the budget. */
-    i64 nMax = p->pOp->pConn->nMemLimit / 8;
-    dsArenaReset(&p->batchArena);
-    while( n<DS_BATCH && (n==0 || p->batchArena.nByte<nMax) ){
-      int rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->batchArena, &p->aBatch[n]);
-      if( rc==SQLITE_DONE ){
-        p->pProbeSrc = 0;
-        break;
-      }
-      if( rc!=SQLITE_ROW ) return rc;
-      n++;
-    }
+    int rc = dsHashReadBatch(p, p->pProbeSrc, &p->batchArena,
+                             p->bBnl ? 0 : dsHashProbeFilter(p));
+    if( rc!=SQLITE_OK ) return rc;
+    n = p->nBatch;
+    if( n==0 ) p->pProbeSrc = 0;
   }
   if( p->ht.aSlot ){
     for(i=0; i<n; i++){
@@ -391,6 +457,12 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
         p->pProbe = 0;
         return SQLITE_OK;
       }
+    }
+    if( p->iBatch + DS_PREFETCH_AHEAD < p->nBatch && p->ht.aSlot ){
+      /* Its slot was prefetched with the batch: now the first row of the
+      ** chain, which a probe reads next. */
+      DsRow *pAhead = p->aBatch[p->iBatch + DS_PREFETCH_AHEAD];
+      __builtin_prefetch(*dsHashTableSlot(&p->ht, pAhead->hash));
     }
     pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
@@ -474,8 +546,7 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
 static void dsPartFreeMemory(DsPart *pPart, DsMem *pMem){
   dsArenaClear(&pPart->arena);
   dsArenaClear(&pPart->probeArena);
-  dsFree(pMem, pPart->aBloom);
-  pPart->aBloom = 0;
+  dsBloomFree(&pPart->bloom, pMem);
   pPart->pBuild = pPart->pProbe = 0;
   pPart->nBuild = pPart->nProbe = 0;
 }
@@ -496,6 +567,7 @@ static void dsTaskFree(DsTask *pTask){
 static int dsHashEndLevel(DsHashJoin *p){
   int i, rc = SQLITE_OK;
   dsHashTableFree(&p->ht);
+  dsBloomFree(&p->bloom, &p->pOp->mem);
   for(i=0; i<DS_FANOUT; i++){
     DsPart *pPart = &p->aPart[i];
     DsTask *pTask;
@@ -641,10 +713,12 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
   *ppAlone = 0;
   for(;;){
     DsRow *pRow;
-    dsArenaReset(&p->scratch);
-    rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->scratch, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
+    if( p->iBatch>=p->nBatch ){
+      rc = dsHashReadBatch(p, p->pBuildSrc, &p->scratch, 0);
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->nBatch==0 ) break;
+    }
+    pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
       if( p->bKeepBuild ){ *ppAlone = pRow; return SQLITE_OK; }
       continue;
@@ -653,7 +727,9 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
     if( rc!=SQLITE_OK ) return rc;
   }
   p->pBuildSrc = 0;
+  dsArenaClear(&p->scratch);
   rc = dsHashSealBuildFiles(p);
+  if( rc==SQLITE_OK ) rc = dsHashMakeFilter(p);
   if( rc!=SQLITE_OK ) return rc;
   if( p->bPartProbe ){
     p->ePhase = PH_PARTPROBE;
@@ -677,10 +753,13 @@ static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
     DsRow *pRow;
     int bAlone;
     int rc;
-    dsArenaReset(&p->scratch);
-    rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->scratch, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
+    if( p->iBatch>=p->nBatch ){
+      rc = dsHashReadBatch(p, p->pProbeSrc, &p->scratch,
+                           dsHashProbeFilter(p));
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->nBatch==0 ) break;
+    }
+    pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
       bAlone = p->bKeepProbe;
     }else{
@@ -690,6 +769,8 @@ static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
     if( bAlone ){ *ppAlone = pRow; return SQLITE_OK; }
   }
   p->pProbeSrc = 0;
+  p->nBatch = p->iBatch = 0;
+  dsArenaClear(&p->scratch);
   p->iPart = -1;
   p->ePhase = PH_NEXTPART;
   return SQLITE_OK;
@@ -840,6 +921,7 @@ static void dsHashClose(DsPairIter *pIter){
     int i;
     dsHashReport(p);
     dsHashTableFree(&p->ht);
+    dsBloomFree(&p->bloom, pMem);
     for(i=0; i<DS_FANOUT; i++){
       dsPartFreeMemory(&p->aPart[i], pMem);
       dsSpillClose(p->aPart[i].pBuildFile);
@@ -873,6 +955,7 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   memset(p, 0, sizeof(*p));
   p->base.xNext = dsHashNext;
   p->base.xClose = dsHashClose;
+  p->filter.xMayMatch = dsHashMayMatch;
   p->pOp = pOp;
   p->iBuild = iBuild;
   p->bKeepBuild = (pOp->eType & (iBuild==0 ? DS_KEEP_LEFT : DS_KEEP_RIGHT))!=0;

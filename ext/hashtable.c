@@ -8,6 +8,10 @@
 ** collapses on duplicate-heavy inputs).  The directory is sized once, for
 ** the rows about to be inserted, at one slot per row, and is indexed with
 ** the low bits of the hash; partitioning uses high bits.
+**
+** The Bloom filter of key hashes (DsBloom) lives here too: hash joins keep
+** one per spilled partition, and one over the build rows in memory that
+** lets a probe row that cannot match be dropped as it is read.
 */
 #include "dataset_int.h"
 
@@ -43,4 +47,27 @@ void dsHashTableInsertList(DsHashTable *p, DsRow *pList){
     p->nRow++;
     pList = pNext;
   }
+}
+
+/* A filter of nWord words (a power of two), all clear. */
+int dsBloomInit(DsBloom *p, DsMem *pMem, i64 nWord){
+  p->aWord = dsMalloc(pMem, nWord * 8);
+  if( p->aWord==0 ){
+    p->mask = 0;
+    return SQLITE_NOMEM;
+  }
+  memset(p->aWord, 0, (size_t)nWord * 8);
+  p->mask = (u64)nWord - 1;
+  return SQLITE_OK;
+}
+
+void dsBloomFree(DsBloom *p, DsMem *pMem){
+  dsFree(pMem, p->aWord);
+  p->aWord = 0;
+  p->mask = 0;
+}
+
+/* Add the hash of every row of the list pList (linked through pNext). */
+void dsBloomAddList(DsBloom *p, const DsRow *pList){
+  for(; pList; pList=pList->pNext) dsBloomAdd(p, pList->hash);
 }

@@ -15,14 +15,16 @@
 ** on lines of its own so that a trailing line comment cannot swallow the
 ** closing parenthesis.
 **
-** A reader runs
+** A reader reads
 **
 **     WITH "ds:input"(c0, c1, ...) AS (<body>) SELECT cK1, ..., cP1, ...
 **
 ** naming exactly the columns an operator needs, key columns first: the
 ** CTE's column list renames the input's columns by position, so inputs
 ** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
-** and SQLite's flattener reduces this to reading just those columns.
+** and SQLite's flattener reduces this to reading just those columns.  The
+** rows come out in batches, through a function in a WHERE clause around
+** that query (see "Readers" below), not one sqlite3_step() per row.
 */
 #include "dataset_int.h"
 
@@ -289,6 +291,28 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   return rc;
 }
 
+/*
+** Does the name pIn->zName (in pIn->zSchema, or else as SQLite resolves
+** an unqualified name: temp first, then main, then the attached databases
+** in order) name an ordinary table, not a view nor a virtual table?
+*/
+static int dsNameIsTable(sqlite3 *db, const DsInput *pIn){
+  sqlite3_stmt *pStmt = 0;
+  int bTable = 0;
+  int rc = sqlite3_prepare_v2(db,
+      "SELECT t.type IN ('table','shadow') FROM pragma_table_list(?1) AS t"
+      " JOIN pragma_database_list AS d ON d.name=t.schema"
+      " WHERE ?2 IS NULL OR t.schema=?2 COLLATE NOCASE"
+      " ORDER BY d.name<>'temp', d.seq LIMIT 1", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
+    if( sqlite3_step(pStmt)==SQLITE_ROW ) bTable = sqlite3_column_int(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  return bTable;
+}
+
 /* Set up a named table or view; pIn->zName (and zSchema) are set. */
 static int dsInputOpenName(sqlite3 *db, const char *zFunc,
                            const char *zSide, DsInput *pIn, char **pzErr){
@@ -311,6 +335,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     rc = dsInputColumns(pIn, pStmt);
+    if( rc==SQLITE_OK ) pIn->bTable = dsNameIsTable(db, pIn);
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
       dsInputSetErr(pzErr, sqlite3_mprintf(
@@ -603,6 +628,33 @@ int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
 
 /*************************************************************************
 ** Readers: DsSource over an input's SELECT.
+**
+** Stepping a statement once per row and fetching each value with
+** sqlite3_column_value() costs more than everything else a join does with
+** the row: each step and each column fetch takes the connection's mutex,
+** and a step is a full trip into the VDBE and back.  So the reader's SQL
+** hands rows over in batches instead:
+**
+**     SELECT 0 FROM (
+**     WITH "ds:input"(c0, c1, ...) AS (
+**     <body>
+**     ) SELECT cK1 AS x0, ..., cP1 AS xN FROM "ds:input" LIMIT -1
+**     ) WHERE ds_input_row(?1, x0, ..., xN)
+**
+** ds_input_row() gets the values of one row as its arguments, makes them
+** into a DsRow in the arena of the batch being read, and returns true
+** only when the batch is full: the WHERE clause then lets one row through
+** and sqlite3_step() returns, once per batch rather than once per row.
+** ?1 is the reader itself, bound with sqlite3_bind_pointer() (SQL text
+** cannot forge such a pointer, so the function is useless outside a
+** reader).  The LIMIT -1, which limits nothing, keeps SQLite from
+** flattening the inner query into the outer one or pushing the WHERE
+** term down into it (SQLite does neither with a LIMIT): ds_input_row()
+** then sees each row of the input exactly once, whatever the body is (a
+** DISTINCT view, a GROUP BY, a join with a WHERE of its own), while the
+** inner query is still flattened as before, so only the columns needed
+** are read.  A row filter (dsSourceBatch) lets the function skip rows
+** that cannot match without making them.
 */
 typedef struct DsReader DsReader;
 struct DsReader {
@@ -612,23 +664,97 @@ struct DsReader {
   int nKeyCol;            /* of which keys */
   const char *zFunc;
   DsValue *aVal;          /* scratch for one row's values */
+  int bEof;               /* the statement has run to its end */
+  /* The batch being read, while sqlite3_step() runs. */
+  DsArena *pArena;        /* rows go here */
+  DsRow **aOut;           /* and are listed here */
+  int nOut;               /* rows listed */
+  int nMax;               /* the batch is full at this many rows */
+  i64 nMaxByte;           /* or when pArena holds this many bytes */
+  DsRowFilter *pFilter;   /* rows that cannot match are skipped, or NULL */
 };
 
-static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
-  DsReader *p = (DsReader *)pSrc;
-  int rc = sqlite3_step(p->pStmt);
-  if( rc==SQLITE_ROW ){
-    rc = dsRowFromStmt(pArena, p->pStmt, p->nCol, p->nKeyCol, p->aVal, ppRow);
-    if( rc==SQLITE_OK ){
-      p->base.nRow++;
-      return SQLITE_ROW;
-    }
-    return rc;
+#define DS_READER_PTR "ds_reader"
+
+/*
+** ds_input_row(READER, value, ...): add one row to the reader's batch;
+** true when the batch is full.
+*/
+static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  /* The reader is kept as the auxiliary data of argument 0, a bound
+  ** parameter that stays the same for the whole run of the statement:
+  ** cheaper than finding the pointer (a string compare) on every row. */
+  DsReader *p = (DsReader *)sqlite3_get_auxdata(ctx, 0);
+  DsRow *pRow;
+  int rc;
+  if( p==0 ){
+    p = (DsReader *)sqlite3_value_pointer(argv[0], DS_READER_PTR);
+    if( p ) sqlite3_set_auxdata(ctx, 0, p, 0);
   }
-  if( rc==SQLITE_DONE ) return SQLITE_DONE;
-  sqlite3_free(p->base.zErr);
-  p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
+  if( p==0 || argc-1!=p->nCol || p->nOut>=p->nMax ){
+    sqlite3_result_error(ctx, "ds_input_row() is the dataset extension's "
+                              "own: it reads inputs", -1);
+    return;
+  }
+  p->base.nRow++;
+  rc = dsRowFromValues(p->pArena, argv + 1, p->nCol, p->nKeyCol, p->aVal,
+                       p->pFilter, &pRow);
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_error_toobig(ctx);
+    }
+    return;
+  }
+  if( pRow ) p->aOut[p->nOut++] = pRow;
+  sqlite3_result_int(ctx, p->nOut>=p->nMax
+                       || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte));
+}
+
+int dsRegisterReader(sqlite3 *db){
+  return sqlite3_create_function(db, "ds_input_row", -1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 dsReaderRowFunc, 0, 0);
+}
+
+/* Up to nMax rows (fewer once pArena holds nMaxByte bytes); *pnRow 0 at
+** the end. */
+static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
+                         int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                         int *pnRow){
+  DsReader *p = (DsReader *)pSrc;
+  int rc;
+  *pnRow = 0;
+  if( p->bEof ) return SQLITE_OK;
+  p->pArena = pArena;
+  p->aOut = aRow;
+  p->nOut = 0;
+  p->nMax = nMax;
+  p->nMaxByte = nMaxByte;
+  p->pFilter = pFilter;
+  rc = sqlite3_step(p->pStmt);
+  *pnRow = p->nOut;
+  p->pArena = 0;
+  p->aOut = 0;
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  p->bEof = 1;
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  *pnRow = 0;
+  if( rc!=SQLITE_NOMEM ){
+    sqlite3_free(p->base.zErr);
+    p->base.zErr = sqlite3_mprintf("%s",
+                                   sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
+  }
   return rc;
+}
+
+static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+  int n;
+  int rc = dsReaderBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  return n ? SQLITE_ROW : SQLITE_DONE;
 }
 
 static void dsReaderClose(DsSource *pSrc){
@@ -642,6 +768,79 @@ static void dsReaderClose(DsSource *pSrc){
 }
 
 /*
+** Up to nMax rows of pSrc at once, into aRow[], allocated in pArena; the
+** batch also ends once pArena holds nMaxByte bytes (with at least one row
+** in it).  With a filter, only rows that may find a partner are handed
+** out (the others are read and dropped).  SQLITE_OK with *pnRow rows, 0
+** only at the end of the source, or an error.
+*/
+int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
+                  i64 nMaxByte, DsRowFilter *pFilter, int *pnRow){
+  int n = 0;
+  if( pSrc->xBatch ){
+    return pSrc->xBatch(pSrc, pArena, aRow, nMax, nMaxByte, pFilter, pnRow);
+  }
+  *pnRow = 0;
+  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+    DsRow *pRow;
+    int rc = pSrc->xNext(pSrc, pArena, &pRow);
+    if( rc==SQLITE_DONE ) break;
+    if( rc!=SQLITE_ROW ) return rc;
+    if( pFilter && ((pRow->flags & DS_ROW_NULLKEY)
+                    || !pFilter->xMayMatch(pFilter, pRow->hash)) ){
+      dsArenaUndo(pArena, pRow);
+      continue;
+    }
+    aRow[n++] = pRow;
+  }
+  *pnRow = n;
+  return SQLITE_OK;
+}
+
+/* The name of column i of a reader's row: its key columns aiKey[], then
+** the columns aiPay[], as numbered by the CTE's column list. */
+static int dsReaderColumn(int i, int nKey, const int *aiKey,
+                          const int *aiPay){
+  return i<nKey ? aiKey[i] : aiPay[i-nKey];
+}
+
+/*
+** The SQL of a reader (see above).  An ordinary table is read directly,
+** with ds_input_row() in the WHERE clause of the flattened scan: a plain
+** `SELECT * FROM t` has no other terms that it could be tested before or
+** pushed into, and the co-routine of the general form costs as much per
+** row as the rest of reading.
+*/
+static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn, int nKey,
+                        const int *aiKey, int nPay, const int *aiPay){
+  int n = nKey + nPay;
+  int i;
+  if( !pIn->bTable ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
+  sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
+  for(i=0; i<pIn->nCol; i++){
+    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
+  }
+  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+  if( pIn->bTable ){
+    sqlite3_str_appendall(pSql, "0 FROM \"ds:input\" WHERE ds_input_row(?1");
+    for(i=0; i<n; i++){
+      sqlite3_str_appendf(pSql, ",c%d", dsReaderColumn(i, nKey, aiKey, aiPay));
+    }
+    sqlite3_str_appendall(pSql, ")");
+    return;
+  }
+  for(i=0; i<n; i++){
+    sqlite3_str_appendf(pSql, "%sc%d AS x%d", i ? "," : "",
+                        dsReaderColumn(i, nKey, aiKey, aiPay), i);
+  }
+  if( n==0 ) sqlite3_str_appendall(pSql, "0");
+  sqlite3_str_appendall(pSql, " FROM \"ds:input\" LIMIT -1\n)"
+                              " WHERE ds_input_row(?1");
+  for(i=0; i<n; i++) sqlite3_str_appendf(pSql, ",x%d", i);
+  sqlite3_str_appendall(pSql, ")");
+}
+
+/*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
 */
@@ -651,19 +850,9 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   sqlite3_str *pSql = sqlite3_str_new(pConn->db);
   DsReader *p;
   char *zSql;
-  int i, rc;
+  int rc;
   *ppSrc = 0;
-  sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
-  for(i=0; i<pIn->nCol; i++){
-    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
-  }
-  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
-  for(i=0; i<nKey+nPay; i++){
-    int iCol = i<nKey ? aiKey[i] : aiPay[i-nKey];
-    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", iCol);
-  }
-  if( nKey+nPay==0 ) sqlite3_str_appendall(pSql, "0");
-  sqlite3_str_appendall(pSql, " FROM \"ds:input\"");
+  dsReaderSql(pSql, pIn, nKey, aiKey, nPay, aiPay);
   zSql = sqlite3_str_finish(pSql);
   if( zSql==0 ) return SQLITE_NOMEM;
   p = sqlite3_malloc64(sizeof(DsReader));
@@ -673,6 +862,7 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   }
   memset(p, 0, sizeof(*p));
   p->base.xNext = dsReaderNext;
+  p->base.xBatch = dsReaderBatch;
   p->base.xClose = dsReaderClose;
   p->nCol = nKey + nPay;
   p->nKeyCol = nKey;
@@ -685,6 +875,9 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
   sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
+  }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
       *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
@@ -717,25 +910,6 @@ static i64 dsStat1Rows(sqlite3 *db, const DsInput *pIn){
   return nRow;
 }
 
-/* Is pIn an ordinary table (not a view, nor a virtual table)? */
-static int dsInputIsTable(sqlite3 *db, const DsInput *pIn){
-  sqlite3_stmt *pStmt = 0;
-  int bTable = 0;
-  if( pIn->zName==0 ) return 0;
-  if( sqlite3_prepare_v2(db, pIn->zSchema
-        ? "SELECT type FROM pragma_table_list(?1, ?2)"
-        : "SELECT type FROM pragma_table_list(?1)", -1, &pStmt, 0)==SQLITE_OK ){
-    sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
-    if( pIn->zSchema ) sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
-    if( sqlite3_step(pStmt)==SQLITE_ROW ){
-      bTable = sqlite3_stricmp((const char *)sqlite3_column_text(pStmt, 0),
-                               "table")==0;
-    }
-  }
-  sqlite3_finalize(pStmt);
-  return bTable;
-}
-
 static i64 dsCountRows(sqlite3 *db, const char *zSql){
   sqlite3_stmt *pStmt = 0;
   i64 nRow = -1;
@@ -763,7 +937,7 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
     nRow = dsStat1Rows(db, pIn);
     if( nRow>=0 ) return nRow;
   }
-  if( dsInputIsTable(db, pIn) ){
+  if( pIn->bTable ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
     nRow = dsCountRows(db, zSql);
   }else{

@@ -461,11 +461,14 @@ static int dsSorterFull(const DsSorter *p){
 
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
 static int dsSorterGather(DsSorter *p, DsSource *pSrc){
+  DsRow *aRow[DS_BATCH];
   for(;;){
-    DsRow *pRow;
-    int rc = pSrc->xNext(pSrc, &p->arena, &pRow);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;
-    if( rc!=SQLITE_ROW ) return rc;
+    int i, n;
+    /* A batch at a time: no more than the room left in the entry array,
+    ** nor than 1/64 of the budget, so that a sorter goes little past
+    ** being full before it notices. */
+    int nMax = DS_BATCH;
+    int rc;
     if( p->nEntry==p->nAlloc ){
       i64 nNew = p->nAlloc ? p->nAlloc*2 : 1024;
       DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
@@ -474,9 +477,16 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
       p->aEntry = aNew;
       p->nAlloc = nNew;
     }
-    p->aEntry[p->nEntry].prefix = dsSortPrefix(pRow, p->eOrder);
-    p->aEntry[p->nEntry].pRow = pRow;
-    p->nEntry++;
+    if( nMax > p->nAlloc - p->nEntry ) nMax = (int)(p->nAlloc - p->nEntry);
+    rc = dsSourceBatch(pSrc, &p->arena, aRow, nMax,
+                       p->arena.nByte + p->pOp->pConn->nMemLimit/64, 0, &n);
+    if( rc!=SQLITE_OK ) return rc;
+    if( n==0 ) return SQLITE_OK;
+    for(i=0; i<n; i++){
+      p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder);
+      p->aEntry[p->nEntry].pRow = aRow[i];
+      p->nEntry++;
+    }
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
       if( rc!=SQLITE_OK ) return rc;
