@@ -524,21 +524,52 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
 int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
 void dsJoinClose(DsJoin *p);
 
-/* A hash table of build rows, chained through DsRow.pNext. */
+/*
+** A hash table of build rows (hashtable.c): one sub-table per list of
+** rows it was made from, each a directory of slots (low bits of the hash)
+** over an array of the rows sorted by slot.  The caller says which
+** sub-table a hash belongs to (its partition).
+*/
+typedef struct DsHashPart DsHashPart;
+struct DsHashPart {
+  u8 *aRow;               /* the rows, slot after slot */
+  i64 *aOff;              /* mask+2 offsets: slot s is aOff[s]..aOff[s+1] */
+  u64 mask;               /* slots - 1 */
+  i64 nByte;              /* bytes of aRow */
+};
+
 typedef struct DsHashTable DsHashTable;
 struct DsHashTable {
   DsMem *pMem;
-  DsRow **aSlot;          /* power-of-two directory of chains */
-  u64 mask;               /* nSlot - 1 */
+  DsHashPart *aPart;      /* NULL: no table */
+  int nPart;
   i64 nRow;
 };
 
-int dsHashTableInit(DsHashTable *p, DsMem *pMem, i64 nRow);
-void dsHashTableFree(DsHashTable *p);
-void dsHashTableInsertList(DsHashTable *p, DsRow *pList);
+/* Bytes from one row of a table, or of an arena, to the next. */
+#define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
-static inline DsRow **dsHashTableSlot(const DsHashTable *p, u64 h){
-  return &p->aSlot[h & p->mask];
+int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
+                     DsRow *const *apList, const i64 *anRow,
+                     DsArena *const *apArena);
+void dsHashTableFree(DsHashTable *p);
+i64 dsHashTableDirectoryBytes(const i64 *anRow, int nPart);
+
+/* The rows of hash h's slot in sub-table iPart: from the one returned to
+** *ppEnd (excluded), each DS_ROW_STRIDE() after the last. */
+static inline DsRow *dsHashTableSlot(const DsHashTable *p, int iPart, u64 h,
+                                     const u8 **ppEnd){
+  const DsHashPart *pPart = &p->aPart[iPart];
+  const i64 *pOff = &pPart->aOff[h & pPart->mask];
+  *ppEnd = pPart->aRow + pOff[1];
+  return (DsRow *)(pPart->aRow + pOff[0]);
+}
+
+/* Where hash h's slot starts in the directory, for prefetching. */
+static inline const void *dsHashTableSlotAddr(const DsHashTable *p,
+                                              int iPart, u64 h){
+  const DsHashPart *pPart = &p->aPart[iPart];
+  return &pPart->aOff[h & pPart->mask];
 }
 
 /*

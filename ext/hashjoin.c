@@ -98,6 +98,8 @@ struct DsHashJoin {
   DsTask *pTask;          /* the task being run (owns its files), or NULL */
   DsPart aPart[DS_FANOUT];
   i64 nMemRows;           /* build rows held in memory */
+  i64 nMaxPart;           /* bytes of the largest partition in memory, or
+                          ** more: making the table copies one at a time */
   int iPart;              /* repartition: the partition being joined */
   DsArena scratch;        /* the row just read, before it is placed */
 
@@ -114,9 +116,11 @@ struct DsHashJoin {
   DsRow *pProbeList;      /* probe rows in memory not yet batched */
   DsRow *pProbe;          /* the probe row being matched */
   DsRow *pChain;          /* next build row to compare with pProbe */
+  const u8 *pChainEnd;    /* the end of its slot's rows */
   int bProbeMatched;
-  u64 iSlot;              /* next directory slot of the drain */
-  DsRow *pDrain;          /* next row of the chain being drained */
+  int iDrainPart;         /* next sub-table of the drain */
+  DsRow *pDrain;          /* next row of the sub-table being drained */
+  const u8 *pDrainEnd;    /* the end of its rows */
 
   /* Block nested loop of an unsplittable task. */
   int bBnl;
@@ -134,6 +138,12 @@ struct DsHashJoin {
 static int dsPartOf(u64 hash, int iLevel){
   u64 h = iLevel ? dsMix64(hash + (u64)iLevel * 0x9e3779b97f4a7c15ULL) : hash;
   return (int)(h >> (64 - DS_FANOUT_BITS));
+}
+
+/* The sub-table of the table that holds hash: the table of a broadcast
+** has one per partition, that of one partition or chunk only one. */
+static int dsHashSubTable(const DsHashJoin *p, u64 hash){
+  return p->ht.nPart==1 ? 0 : dsPartOf(hash, p->iLevel);
 }
 
 static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
@@ -162,15 +172,28 @@ static i64 dsDirectoryBytes(i64 n){
 }
 
 /*
-** Would the rows in memory, with their directory, pass the budget?  A
+** Would the rows in memory, with their directory and a copy of the
+** largest partition (made while the table is made), pass the budget?  A
 ** quarter of it is kept for what the probe phase adds: a batch of probe
 ** rows (at most an eighth) and the buffers of probe files being written
 ** (an eighth between them: see nSpillBuf).
 */
 static int dsHashOverBudget(const DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
-  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows)
+  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows) + p->nMaxPart
            > pConn->nMemLimit - pConn->nMemLimit/4;
+}
+
+/* Find nMaxPart again, after a partition left memory. */
+static void dsHashFindMaxPart(DsHashJoin *p){
+  int i;
+  p->nMaxPart = 0;
+  for(i=0; i<DS_FANOUT; i++){
+    const DsPart *pPart = &p->aPart[i];
+    if( pPart->pBuildFile==0 && pPart->arena.nByte>p->nMaxPart ){
+      p->nMaxPart = pPart->arena.nByte;
+    }
+  }
 }
 
 /*************************************************************************
@@ -197,6 +220,7 @@ static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
   pPart->pBuild = 0;
   pPart->nBuild = 0;
   dsArenaClear(&pPart->arena);
+  dsHashFindMaxPart(p);
   p->nSpilledParts++;
   /* Spilled after the build side ended: nothing more will be written. */
   if( rc==SQLITE_OK && p->pBuildSrc==0 ) rc = dsSpillRewind(pPart->pBuildFile);
@@ -269,6 +293,7 @@ static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
   if( rc!=SQLITE_OK ) return rc;
   pPart->nBuild++;
   p->nMemRows++;
+  if( pPart->arena.nByte>p->nMaxPart ) p->nMaxPart = pPart->arena.nByte;
   while( rc==SQLITE_OK && !bNone && dsHashOverBudget(p) ){
     rc = dsSpillLargestBuild(p, &bNone);
   }
@@ -432,9 +457,10 @@ static int dsHashFillBatch(DsHashJoin *p){
     n = p->nBatch;
     if( n==0 ) p->pProbeSrc = 0;
   }
-  if( p->ht.aSlot ){
+  if( p->ht.aPart ){
     for(i=0; i<n; i++){
-      __builtin_prefetch(dsHashTableSlot(&p->ht, p->aBatch[i]->hash));
+      u64 h = p->aBatch[i]->hash;
+      __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h), h));
     }
   }
   p->nBatch = n;
@@ -458,11 +484,13 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
         return SQLITE_OK;
       }
     }
-    if( p->iBatch + DS_PREFETCH_AHEAD < p->nBatch && p->ht.aSlot ){
-      /* Its slot was prefetched with the batch: now the first row of the
-      ** chain, which a probe reads next. */
-      DsRow *pAhead = p->aBatch[p->iBatch + DS_PREFETCH_AHEAD];
-      __builtin_prefetch(*dsHashTableSlot(&p->ht, pAhead->hash));
+    if( p->iBatch + DS_PREFETCH_AHEAD < p->nBatch && p->ht.aPart ){
+      /* Its slot was prefetched with the batch: now the slot's first
+      ** row, which its probe reads first. */
+      u64 h = p->aBatch[p->iBatch + DS_PREFETCH_AHEAD]->hash;
+      const u8 *pEnd;
+      __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
+                                         &pEnd));
     }
     pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
@@ -481,7 +509,8 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
     }
     p->pProbe = pRow;
     p->bProbeMatched = (pRow->flags & DS_ROW_MATCHED)!=0;
-    p->pChain = *dsHashTableSlot(&p->ht, pRow->hash);
+    p->pChain = dsHashTableSlot(&p->ht, dsHashSubTable(p, pRow->hash),
+                                pRow->hash, &p->pChainEnd);
     return SQLITE_OK;
   }
 }
@@ -489,26 +518,53 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
 /* The next unmatched build row of the table, or NULL. */
 static DsRow *dsHashNextUnmatched(DsHashJoin *p){
   for(;;){
-    while( p->pDrain ){
+    while( (const u8 *)p->pDrain < p->pDrainEnd ){
       DsRow *pRow = p->pDrain;
-      p->pDrain = pRow->pNext;
+      p->pDrain = (DsRow *)((u8 *)pRow + DS_ROW_STRIDE(pRow));
       if( (pRow->flags & DS_ROW_MATCHED)==0 ) return pRow;
     }
-    if( p->ht.aSlot==0 || p->iSlot>p->ht.mask ) return 0;
-    p->pDrain = p->ht.aSlot[p->iSlot++];
+    if( p->ht.aPart==0 || p->iDrainPart>=p->ht.nPart ) return 0;
+    p->pDrain = (DsRow *)p->ht.aPart[p->iDrainPart].aRow;
+    p->pDrainEnd = p->ht.aPart[p->iDrainPart].aRow
+                 + p->ht.aPart[p->iDrainPart].nByte;
+    p->iDrainPart++;
   }
 }
 
-/* Build the table over every build row held in memory. */
+/*
+** Build the table over every build row held in memory, a sub-table per
+** partition.  Making it copies one partition at a time: first make sure
+** that the largest, twice, fits in the budget with the directories.
+*/
 static int dsHashBuildTable(DsHashJoin *p){
-  int i;
-  int rc = dsHashTableInit(&p->ht, &p->pOp->mem, p->nMemRows);
-  if( rc!=SQLITE_OK ) return rc;
+  const DsConn *pConn = p->pOp->pConn;
+  DsRow *apList[DS_FANOUT];
+  i64 anRow[DS_FANOUT];
+  DsArena *apArena[DS_FANOUT];
+  int i, rc = SQLITE_OK;
+  for(;;){
+    i64 nMax = 0;
+    int bNone = 0;
+    for(i=0; i<DS_FANOUT; i++){
+      DsPart *pPart = &p->aPart[i];
+      anRow[i] = pPart->pBuildFile ? 0 : pPart->nBuild;
+      if( anRow[i] && pPart->arena.nByte>nMax ) nMax = pPart->arena.nByte;
+    }
+    if( pConn->nMemUsed + nMax + dsHashTableDirectoryBytes(anRow, DS_FANOUT)
+          <= pConn->nMemLimit - pConn->nMemLimit/4 ){
+      break;
+    }
+    rc = dsSpillLargestBuild(p, &bNone);
+    if( rc!=SQLITE_OK ) return rc;
+    if( bNone ) break;
+  }
   for(i=0; i<DS_FANOUT; i++){
-    dsHashTableInsertList(&p->ht, p->aPart[i].pBuild);
+    apList[i] = p->aPart[i].pBuildFile ? 0 : p->aPart[i].pBuild;
+    apArena[i] = &p->aPart[i].arena;
     p->aPart[i].pBuild = 0;
   }
-  return SQLITE_OK;
+  return dsHashTableBuild(&p->ht, &p->pOp->mem, DS_FANOUT, apList, anRow,
+                          apArena);
 }
 
 /* Start probing the table with pList, then pSrc. */
@@ -529,10 +585,13 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
   *pbSkip = pPart->pBuildFile!=0 || pPart->nBuild==0
          || (bNoProbe && !p->bKeepBuild);
   if( *pbSkip ) return SQLITE_OK;
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, pPart->nBuild);
-  if( rc!=SQLITE_OK ) return rc;
-  dsHashTableInsertList(&p->ht, pPart->pBuild);
+  {
+    DsArena *pArena = &pPart->arena;
+    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pPart->pBuild,
+                          &pPart->nBuild, &pArena);
+  }
   pPart->pBuild = 0;
+  if( rc!=SQLITE_OK ) return rc;
   if( pPart->pProbeFile ){
     rc = dsSpillRewind(pPart->pProbeFile);
     if( rc!=SQLITE_OK ) return rc;
@@ -620,6 +679,7 @@ static int dsHashNextTask(DsHashJoin *p){
   p->iLevel = pTask->iLevel;
   p->bPartProbe = 0;
   p->nMemRows = 0;
+  p->nMaxPart = 0;
   rc = dsSpillRewind(pTask->pBuild);
   if( rc==SQLITE_OK && pTask->pProbe ) rc = dsSpillRewind(pTask->pProbe);
   if( rc!=SQLITE_OK ) return rc;
@@ -641,19 +701,20 @@ static int dsHashNextTask(DsHashJoin *p){
 */
 
 /* Load the next chunk of build rows and build its table; *pbEnd when
-** there are none left.  A chunk is half the budget, whatever the rest of
-** the connection holds: smaller chunks would only multiply the passes
-** over the probe file. */
+** there are none left.  A chunk is a quarter of the budget (making its
+** table copies it), whatever the rest of the connection holds: smaller
+** chunks would only multiply the passes over the probe file. */
 static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   DsConn *pConn = p->pOp->pConn;
   DsRow *pList = 0;
   i64 n = 0;
   int rc;
+  *pbEnd = 0;
   dsHashTableFree(&p->ht);
   dsArenaClear(&p->chunkArena);
   for(;;){
     DsRow *pRow;
-    if( n>0 && p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/2 ){
+    if( n>0 && p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/4 ){
       break;
     }
     rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->chunkArena, &pRow);
@@ -665,9 +726,11 @@ static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   }
   *pbEnd = n==0;
   if( n==0 ) return SQLITE_OK;
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, n);
+  {
+    DsArena *pArena = &p->chunkArena;
+    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pList, &n, &pArena);
+  }
   if( rc!=SQLITE_OK ) return rc;
-  dsHashTableInsertList(&p->ht, pList);
   if( p->pTask->pProbe ){
     rc = dsSpillRewind(p->pTask->pProbe);
     if( rc!=SQLITE_OK ) return rc;
@@ -800,8 +863,8 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         DsRow *pProbe = p->pProbe;
         if( pProbe ){
           DsRow *pBuild;
-          while( (pBuild = p->pChain)!=0 ){
-            p->pChain = pBuild->pNext;
+          while( (const u8 *)(pBuild = p->pChain) < p->pChainEnd ){
+            p->pChain = (DsRow *)((u8 *)pBuild + DS_ROW_STRIDE(pBuild));
             if( pBuild->hash==pProbe->hash && dsRowKeyEqual(pBuild, pProbe) ){
               pBuild->flags |= DS_ROW_MATCHED;
               p->bProbeMatched = 1;
@@ -823,8 +886,9 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
         if( p->pProbe==0 ){
           p->ePhase = PH_DRAIN;
-          p->iSlot = 0;
+          p->iDrainPart = 0;
           p->pDrain = 0;
+          p->pDrainEnd = 0;
         }
         break;
       }
