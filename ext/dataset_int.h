@@ -170,6 +170,8 @@ struct DsRowFilter {
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);
+int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
+                     DsRowFilter *pFilter);
 const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
@@ -309,6 +311,20 @@ u64 dsValueHash(const DsValue *pVal, u64 seed);
 
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
+
+/*
+** dsRowKeyEqual(), with the commonest case inline: two keys of one
+** INTEGER each, equal exactly when their bytes are.
+*/
+static inline int dsRowKeyEqualFast(const DsRow *a, const DsRow *b){
+  if( a->nKey==9 && b->nKey==9 && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
+    i64 x, y;
+    memcpy(&x, &a->aData[1], 8);
+    memcpy(&y, &b->aData[1], 8);
+    return x==y;
+  }
+  return dsRowKeyEqual(a, b);
+}
 int dsRowKeyCompare(const DsRow *a, const DsRow *b);
 int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 
@@ -574,10 +590,13 @@ static inline const void *dsHashTableSlotAddr(const DsHashTable *p,
 
 /*
 ** A Bloom filter of key hashes (hashtable.c): a power-of-two array of
-** 64-bit words; a hash sets three bits of one word, chosen by a re-mix of
-** the hash that neither the table (low bits) nor partitioning (high bits)
-** uses.  One word per key keeps a test to one cache miss.  It never says
-** no to a hash that was added.
+** 64-bit words; a hash sets three bits of one word.  The bits come from
+** the hash itself (XXH3: every bit is as good as another), the three bit
+** positions from its low 18 bits and the word from the bits above them,
+** below the 5 high bits that choose a partition (so the filter of one
+** partition, whose hashes share those, still spreads).  One word per key
+** keeps a test to one cache miss.  It never says no to a hash that was
+** added.
 */
 typedef struct DsBloom DsBloom;
 struct DsBloom {
@@ -603,14 +622,12 @@ static inline u64 dsBloomWordBits(u64 h){
 }
 
 static inline void dsBloomAdd(DsBloom *p, u64 hash){
-  u64 h = dsMix64(hash ^ 0x5851f42d4c957f2dULL);
-  p->aWord[(h >> 32) & p->mask] |= dsBloomWordBits(h);
+  p->aWord[(hash >> 18) & p->mask] |= dsBloomWordBits(hash);
 }
 
 static inline int dsBloomMayHave(const DsBloom *p, u64 hash){
-  u64 h = dsMix64(hash ^ 0x5851f42d4c957f2dULL);
-  u64 bits = dsBloomWordBits(h);
-  return (p->aWord[(h >> 32) & p->mask] & bits)==bits;
+  u64 bits = dsBloomWordBits(hash);
+  return (p->aWord[(hash >> 18) & p->mask] & bits)==bits;
 }
 
 /*

@@ -363,6 +363,14 @@ static int dsHashMayMatch(DsRowFilter *pFilter, u64 hash){
   return dsBloomMayHave(&p->bloom, hash);
 }
 
+/* The same when no partition is on disk, nor can be any more (the
+** broadcast's probe phase): the filter of the rows in memory alone. */
+static int dsHashMayMatchInMemory(DsRowFilter *pFilter, u64 hash){
+  DsHashJoin *p = (DsHashJoin *)((char *)pFilter
+                                 - offsetof(DsHashJoin, filter));
+  return dsBloomMayHave(&p->bloom, hash);
+}
+
 /* Bits per build row in the filter: 16, fewer when memory is short. */
 static i64 dsHashFilterWords(const DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
@@ -391,6 +399,8 @@ static int dsHashMakeFilter(DsHashJoin *p){
   if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<DS_FANOUT; i++) dsBloomAddList(&p->bloom, p->aPart[i].pBuild);
   p->nFilterRead = p->nFilterPass = p->nFilterSkip = 0;
+  p->filter.xMayMatch = (p->nSpilledParts || p->bPartProbe)
+                      ? dsHashMayMatch : dsHashMayMatchInMemory;
   return SQLITE_OK;
 }
 
@@ -497,7 +507,7 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       if( p->bKeepProbe ){ *ppAlone = pRow; return SQLITE_OK; }
       continue;
     }
-    if( !p->bPartProbe && !p->bBnl ){
+    if( p->nSpilledParts && !p->bPartProbe && !p->bBnl ){
       DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
       if( pPart->pBuildFile ){
         int bAlone;
@@ -865,7 +875,8 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
           DsRow *pBuild;
           while( (const u8 *)(pBuild = p->pChain) < p->pChainEnd ){
             p->pChain = (DsRow *)((u8 *)pBuild + DS_ROW_STRIDE(pBuild));
-            if( pBuild->hash==pProbe->hash && dsRowKeyEqual(pBuild, pProbe) ){
+            if( pBuild->hash==pProbe->hash
+             && dsRowKeyEqualFast(pBuild, pProbe) ){
               pBuild->flags |= DS_ROW_MATCHED;
               p->bProbeMatched = 1;
               return dsHashEmit(p, ap, pBuild, pProbe);

@@ -678,7 +678,7 @@ struct DsReader {
 
 /*
 ** ds_input_row(READER, value, ...): add one row to the reader's batch;
-** true when the batch is full.
+** true when the batch is full, else NULL.
 */
 static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
                             sqlite3_value **argv){
@@ -698,8 +698,12 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
     return;
   }
   p->base.nRow++;
+  if( p->pFilter && !dsValuesMayMatch(argv + 1, p->nKeyCol, p->aVal,
+                                      p->pFilter) ){
+    return;
+  }
   rc = dsRowFromValues(p->pArena, argv + 1, p->nCol, p->nKeyCol, p->aVal,
-                       p->pFilter, &pRow);
+                       0, &pRow);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);
@@ -709,8 +713,11 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
     return;
   }
   if( pRow ) p->aOut[p->nOut++] = pRow;
-  sqlite3_result_int(ctx, p->nOut>=p->nMax
-                       || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte));
+  /* Without a result the function returns NULL, which the WHERE clause
+  ** takes as false: most rows need no call. */
+  if( p->nOut>=p->nMax || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte) ){
+    sqlite3_result_int(ctx, 1);
+  }
 }
 
 int dsRegisterReader(sqlite3 *db){

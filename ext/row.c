@@ -152,6 +152,29 @@ static inline i64 dsReadValue(sqlite3_value *pIn, DsValue *pVal){
 }
 
 /*
+** Can a row whose key is the nKeyCol values apIn[] get past pFilter?  Not
+** if its key is NULL.  The test alone, done before a row is made, for the
+** rows of a selective join that find nothing: a single INTEGER key, the
+** commonest, is hashed with no detour through a DsValue.  aVal has room
+** for nKeyCol values.
+*/
+int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
+                     DsRowFilter *pFilter){
+  u64 hash = 0;
+  int i;
+  if( nKeyCol==1 && sqlite3_value_type(apIn[0])==SQLITE_INTEGER ){
+    i64 v = sqlite3_value_int64(apIn[0]);
+    return pFilter->xMayMatch(pFilter, XXH3_64bits_withSeed(&v, 8, 0));
+  }
+  for(i=0; i<nKeyCol; i++){
+    if( dsReadValue(apIn[i], &aVal[i])<0 ) return 1;  /* let the row say */
+    if( aVal[i].eType==DS_NULL ) return 0;
+    hash = dsHashOf(&aVal[i], hash);
+  }
+  return pFilter->xMayMatch(pFilter, hash);
+}
+
+/*
 ** Make a row of the nCol values apIn[], of which the first nKeyCol are the
 ** key.  aVal has room for nCol values.  The key is read and hashed first:
 ** with a filter, a row whose key is NULL or whose hash the filter rejects
