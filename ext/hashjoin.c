@@ -468,7 +468,10 @@ static int dsHashFillBatch(DsHashJoin *p){
     if( n==0 ) p->pProbeSrc = 0;
   }
   if( p->ht.aPart ){
-    for(i=0; i<n; i++){
+    /* The directory entries of the first rows; dsHashNextProbe() keeps
+    ** this many ahead as it goes (a thousand prefetches at once would
+    ** mostly be dropped: the CPU tracks only so many misses). */
+    for(i=0; i<n && i<2*DS_PREFETCH_AHEAD; i++){
       u64 h = p->aBatch[i]->hash;
       __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h), h));
     }
@@ -494,13 +497,22 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
         return SQLITE_OK;
       }
     }
-    if( p->iBatch + DS_PREFETCH_AHEAD < p->nBatch && p->ht.aPart ){
-      /* Its slot was prefetched with the batch: now the slot's first
-      ** row, which its probe reads first. */
-      u64 h = p->aBatch[p->iBatch + DS_PREFETCH_AHEAD]->hash;
-      const u8 *pEnd;
-      __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
-                                         &pEnd));
+    if( p->ht.aPart ){
+      /* Prefetch in two steps: the directory entry of the row twice the
+      ** distance ahead, and the first row of the slot of the row at the
+      ** distance, whose directory entry should be in the cache by now. */
+      int iAhead = p->iBatch + DS_PREFETCH_AHEAD;
+      if( iAhead + DS_PREFETCH_AHEAD < p->nBatch ){
+        u64 h = p->aBatch[iAhead + DS_PREFETCH_AHEAD]->hash;
+        __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h),
+                                               h));
+      }
+      if( iAhead < p->nBatch ){
+        u64 h = p->aBatch[iAhead]->hash;
+        const u8 *pEnd;
+        __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
+                                           &pEnd));
+      }
     }
     pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
