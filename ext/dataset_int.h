@@ -379,7 +379,7 @@ struct DsInput {
   char *zBody;            /* one SELECT that yields the whole input */
   char *zSchema;          /* schema of a named table or view, or NULL */
   char *zName;            /* name of a table or view, NULL for a query */
-  int bTable;             /* zName is an ordinary table: read directly */
+  int bPlainScan;         /* zBody scans one table plainly: see input.c */
   int nCol;               /* columns of the input */
   char **azCol;           /* their names, made unique (id, id_2, ...) */
   char **azDecl;          /* their declared types; entries may be NULL */

@@ -292,25 +292,39 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
 }
 
 /*
-** Does the name pIn->zName (in pIn->zSchema, or else as SQLite resolves
-** an unqualified name: temp first, then main, then the attached databases
-** in order) name an ordinary table, not a view nor a virtual table?
+** Is pIn->zBody a plain scan of one table: one cursor read from start to
+** end, each row handed out, nothing filtered, grouped, sorted, limited or
+** made distinct?  Then a reader can put its function in the WHERE clause
+** of the scan itself (see dsReaderSql).  Decided from the statement's own
+** program (EXPLAIN), so that it holds for a table, a view or a query alike
+** and whatever a name resolves to: every opcode must be one that such a
+** scan is made of.  On any doubt (an error included) the answer is no.
 */
-static int dsNameIsTable(sqlite3 *db, const DsInput *pIn){
+static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
+  static const char *const azOk[] = {
+    "Init", "Goto", "Transaction", "TableLock", "OpenRead", "ColumnsUsed",
+    "Explain", "Rewind", "Column", "Rowid", "RealAffinity", "ResultRow",
+    "Next", "Halt", "Noop"
+  };
   sqlite3_stmt *pStmt = 0;
-  int bTable = 0;
-  int rc = sqlite3_prepare_v2(db,
-      "SELECT t.type IN ('table','shadow') FROM pragma_table_list(?1) AS t"
-      " JOIN pragma_database_list AS d ON d.name=t.schema"
-      " WHERE ?2 IS NULL OR t.schema=?2 COLLATE NOCASE"
-      " ORDER BY d.name<>'temp', d.seq LIMIT 1", -1, &pStmt, 0);
-  if( rc==SQLITE_OK ){
-    sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
-    sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
-    if( sqlite3_step(pStmt)==SQLITE_ROW ) bTable = sqlite3_column_int(pStmt, 0);
+  char *zSql = sqlite3_mprintf("EXPLAIN %s", pIn->zBody);
+  int nOpen = 0;
+  int bPlain = 1;
+  if( zSql==0 || sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)!=SQLITE_OK ){
+    bPlain = 0;
+  }
+  while( bPlain && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zOp = (const char *)sqlite3_column_text(pStmt, 1);
+    size_t i;
+    bPlain = 0;
+    for(i=0; zOp && i<sizeof(azOk)/sizeof(azOk[0]); i++){
+      if( strcmp(zOp, azOk[i])==0 ){ bPlain = 1; break; }
+    }
+    if( zOp && strcmp(zOp, "OpenRead")==0 ) nOpen++;
   }
   sqlite3_finalize(pStmt);
-  return bTable;
+  sqlite3_free(zSql);
+  return bPlain && nOpen==1;
 }
 
 /* Set up a named table or view; pIn->zName (and zSchema) are set. */
@@ -335,7 +349,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     rc = dsInputColumns(pIn, pStmt);
-    if( rc==SQLITE_OK ) pIn->bTable = dsNameIsTable(db, pIn);
+
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
       dsInputSetErr(pzErr, sqlite3_mprintf(
@@ -415,6 +429,7 @@ int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
       if( rc==SQLITE_OK ) rc = dsInputOpenName(db, zFunc, zSide, pIn, pzErr);
     }
   }
+  if( rc==SQLITE_OK ) pIn->bPlainScan = dsBodyIsPlainScan(db, pIn);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ) dsInputSetErr(pzErr, 0);
     dsInputFree(pIn);
@@ -812,23 +827,23 @@ static int dsReaderColumn(int i, int nKey, const int *aiKey,
 }
 
 /*
-** The SQL of a reader (see above).  An ordinary table is read directly,
-** with ds_input_row() in the WHERE clause of the flattened scan: a plain
-** `SELECT * FROM t` has no other terms that it could be tested before or
-** pushed into, and the co-routine of the general form costs as much per
-** row as the rest of reading.
+** The SQL of a reader (see above).  An input that is a plain scan of one
+** table (dsBodyIsPlainScan) is read directly, with ds_input_row() in the
+** WHERE clause of the flattened scan: such a body has no terms that it
+** could be tested before or pushed into, and the co-routine of the
+** general form costs as much per row as the rest of reading.
 */
 static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn, int nKey,
                         const int *aiKey, int nPay, const int *aiPay){
   int n = nKey + nPay;
   int i;
-  if( !pIn->bTable ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
+  if( !pIn->bPlainScan ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
   sqlite3_str_appendall(pSql, "WITH \"ds:input\"(");
   for(i=0; i<pIn->nCol; i++){
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
   }
   sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
-  if( pIn->bTable ){
+  if( pIn->bPlainScan ){
     sqlite3_str_appendall(pSql, "0 FROM \"ds:input\" WHERE ds_input_row(?1");
     for(i=0; i<n; i++){
       sqlite3_str_appendf(pSql, ",c%d", dsReaderColumn(i, nKey, aiKey, aiPay));
@@ -944,7 +959,7 @@ i64 dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
     nRow = dsStat1Rows(db, pIn);
     if( nRow>=0 ) return nRow;
   }
-  if( pIn->bTable ){
+  if( pIn->bPlainScan ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
     nRow = dsCountRows(db, zSql);
   }else{
