@@ -491,7 +491,8 @@ on the second table).  **Full outer:** SQLite 3.40's FULL JOIN gets no automatic
 quadratic, so its baseline is `p LEFT JOIN b` UNION ALL the anti-join `b LEFT JOIN p ... WHERE p.pk IS NULL`."
 emit "- `scan`: `SELECT (SELECT sum(pk) + sum(pi) FROM p), (SELECT sum(bk) + sum(br) FROM b)`\
 (the columns the join reads, read by SQL); `read`: the driver stepping `SELECT pk, pi FROM p` and\
-`SELECT bk, br FROM b` and fetching every value, which is what the extension's own readers do."
+`SELECT bk, br FROM b` and fetching every value row by row, as a client would (the extension's\
+readers take their rows in batches, through a function that SQLite calls for each row of the scan)."
 emit
 emit "Data: uni = unique build keys, uniform foreign keys; zipf = Zipf (s = 1) probe keys;\
 m2m = 10 build rows per key; sel = 1% of probe keys match; one = every row on one key.\
