@@ -55,7 +55,8 @@
 **     scan    SQL that reads the columns the join reads, and nothing else
 **             (sum() over each table)
 **     read    this program stepping `SELECT <those columns>` on each table
-**             and fetching every value: what the extension's readers do
+**             and fetching every value, row by row (the extension's
+**             readers take rows in batches through a function instead)
 **     tvf     the table-valued form ds_join_hint('...', '...', ...),
 **             payload through JSON (left->>'pi')
 **     vt      the typed form: CREATE VIRTUAL TABLE ... USING ds_join_hint(

@@ -160,13 +160,16 @@ set hashHints {BF BS RF RS}
 proc cname {group form hint} { return "$group:$form:$hint" }
 
 # The fastest (by median wall time) of the given hints: {hint seconds}.
+# The fastest (by median CPU time, which the machine's other work
+# disturbs less than wall-clock time) of the given hints: {hint seconds},
+# the seconds being wall-clock.
 proc best {group form hints} {
-  set bh ""; set bs ""
+  set bh ""; set bc ""
   foreach h $hints {
-    set s [wall [cname $group $form $h]]
-    if {$s ne "" && ($bs eq "" || $s < $bs)} { set bh $h; set bs $s }
+    set c [cpu [cname $group $form $h]]
+    if {$c ne "" && ($bc eq "" || $c < $bc)} { set bh $h; set bc $c }
   }
-  return [list $bh $bs]
+  return [list $bh [expr {$bh eq "" ? "" : [wall [cname $group $form $bh]]}]]
 }
 
 # --------------------------------------------------------------------------
@@ -274,6 +277,11 @@ emit
 emit "On uni $largest[expr {$largest ne "1Mx10M" ? " (the largest size measured; the targets are set for 1Mx10M)" : ""}],\
 inner join, `count(*), sum(p.pi), sum(b.br)`, unless said.  `$tform` is the $tformNote."
 emit
+emit "A target is met when the ratio of CPU times is: the machine is shared (see the load\
+average above), and other work inflates wall-clock time far more than CPU time.  The best\
+hint of a form is the one with the least CPU time.  Wall-clock ratios are shown beside, and the\
+verdict says where they disagree."
+emit
 emit "| target | ours | baseline | ratio (wall) | ratio (CPU) | goal | met |"
 emit "|---|---|---|---|---|---|---|"
 
@@ -291,14 +299,16 @@ proc target {label oursName baseName goal {extra ""}} {
   set ca [cpu $oursName]; set cb [cpu $baseName]
   set r [fratio $a $b]
   set rc [fratio $ca $cb]
-  if {$a eq "" || $b eq ""} {
+  # The verdict is on CPU time (see the text above the table); wall-clock
+  # time is shown, and said when it disagrees.
+  if {$ca eq "" || $cb eq "" || $cb == 0} {
     set met "not measured"
   } else {
-    set met [expr {double($a)/$b <= $goal ? "yes" : "no"}]
-    if {$ca ne "" && $cb ne "" && $cb > 0} {
-      set metc [expr {double($ca)/$cb <= $goal}]
-      if {$met eq "no" && $metc} { set met "no (yes on CPU time)" }
-      if {$met eq "yes" && !$metc} { set met "yes (no on CPU time)" }
+    set met [expr {double($ca)/$cb <= $goal ? "yes" : "no"}]
+    if {$a ne "" && $b ne "" && $b > 0} {
+      set metw [expr {double($a)/$b <= $goal}]
+      if {$met eq "no" && $metw} { set met "no (yes on wall-clock time)" }
+      if {$met eq "yes" && !$metw} { set met "yes (no on wall-clock time)" }
     }
     if {$extra ne "" && [string match yes* $met]} { set met "no: $extra" }
   }
@@ -491,7 +501,8 @@ on the second table).  **Full outer:** SQLite 3.40's FULL JOIN gets no automatic
 quadratic, so its baseline is `p LEFT JOIN b` UNION ALL the anti-join `b LEFT JOIN p ... WHERE p.pk IS NULL`."
 emit "- `scan`: `SELECT (SELECT sum(pk) + sum(pi) FROM p), (SELECT sum(bk) + sum(br) FROM b)`\
 (the columns the join reads, read by SQL); `read`: the driver stepping `SELECT pk, pi FROM p` and\
-`SELECT bk, br FROM b` and fetching every value, which is what the extension's own readers do."
+`SELECT bk, br FROM b` and fetching every value row by row, as a client would (the extension's\
+readers take their rows in batches, through a function that SQLite calls for each row of the scan)."
 emit
 emit "Data: uni = unique build keys, uniform foreign keys; zipf = Zipf (s = 1) probe keys;\
 m2m = 10 build rows per key; sel = 1% of probe keys match; one = every row on one key.\

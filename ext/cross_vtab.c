@@ -71,8 +71,7 @@ struct DsCrossCursor {
   int *aaiSlot[2];        /* input column -> value index in a row, or -1 */
   DsCross *pCross;
   DsRow *apRow[2];        /* the current pair */
-  DsValue *aaVal[2];      /* room to decode a row of each side */
-  int abDecoded[2];       /* aaVal[i] holds apRow[i] decoded */
+  DsRowDecoder aDec[2];   /* the values of apRow[i], as asked for */
   DsText text;            /* reused for the JSON of a row */
   i64 iRowid;
   int bEof;
@@ -201,12 +200,11 @@ static void dsCrossCursorReset(DsCrossCursor *pCur){
     pCur->apIn[i] = 0;
     sqlite3_free(pCur->aaiCol[i]);
     sqlite3_free(pCur->aaiSlot[i]);
-    sqlite3_free(pCur->aaVal[i]);
+    sqlite3_free(pCur->aDec[i].aVal);
     pCur->aaiCol[i] = pCur->aaiSlot[i] = 0;
-    pCur->aaVal[i] = 0;
+    memset(&pCur->aDec[i], 0, sizeof(pCur->aDec[i]));
     pCur->anCol[i] = 0;
     pCur->apRow[i] = 0;
-    pCur->abDecoded[i] = 0;
   }
   for(i=0; i<CROSS_N_ARG; i++){
     sqlite3_value_free(pCur->apArg[i]);
@@ -238,9 +236,9 @@ static int dsCrossCursorRun(DsCrossCursor *pCur, int eHint, const int *abAll,
                             &pCur->aaiSlot[i], &pCur->aaiCol[i],
                             &pCur->anCol[i]);
     if( rc==SQLITE_OK ){
-      pCur->aaVal[i] = sqlite3_malloc64(
+      pCur->aDec[i].aVal = sqlite3_malloc64(
           sizeof(DsValue) * (size_t)(pCur->anCol[i] + 1));
-      if( pCur->aaVal[i]==0 ) rc = SQLITE_NOMEM;
+      if( pCur->aDec[i].aVal==0 ) rc = SQLITE_NOMEM;
     }
   }
   if( rc!=SQLITE_OK ) return rc;
@@ -256,7 +254,11 @@ static int dsCrossCursorRun(DsCrossCursor *pCur, int eHint, const int *abAll,
   if( rc!=SQLITE_OK ) return rc;
   pCur->bEof = 0;
   rc = dsCrossNext(pCur->pCross, pCur->apRow, pzErr);
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  if( rc==SQLITE_ROW ){
+    dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
+    dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
+    return SQLITE_OK;
+  }
   if( rc==SQLITE_DONE ){
     pCur->bEof = 1;
     return SQLITE_OK;
@@ -335,8 +337,11 @@ static int dsCrossNextRow(sqlite3_vtab_cursor *pCursor){
   rc = dsCrossNext(pCur->pCross, pCur->apRow, &zErr);
   pCur->pTab->typed.nActive--;
   pCur->iRowid++;
-  pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  if( rc==SQLITE_ROW ){
+    dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
+    dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
+    return SQLITE_OK;
+  }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
   dsVtabSetError(pCursor->pVtab, zErr);
@@ -347,13 +352,11 @@ static int dsCrossEof(sqlite3_vtab_cursor *pCursor){
   return ((DsCrossCursor *)pCursor)->bEof;
 }
 
-/* The values of the current row of side iSide, decoded once per row. */
+/* Every value of the current row of side iSide, decoded once per row. */
 static DsValue *dsCrossValues(DsCrossCursor *pCur, int iSide){
-  if( !pCur->abDecoded[iSide] ){
-    dsRowValues(pCur->apRow[iSide], pCur->anCol[iSide], pCur->aaVal[iSide]);
-    pCur->abDecoded[iSide] = 1;
-  }
-  return pCur->aaVal[iSide];
+  DsRowDecoder *pDec = &pCur->aDec[iSide];
+  if( pCur->anCol[iSide]>0 ) dsDecoderValue(pDec, pCur->anCol[iSide] - 1);
+  return pDec->aVal;
 }
 
 static int dsCrossColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
@@ -367,7 +370,9 @@ static int dsCrossColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     int iSlot;
     if( c>=pCur->apIn[iSide]->nCol ) return SQLITE_OK;
     iSlot = pCur->aaiSlot[iSide][c];
-    if( iSlot>=0 ) dsValueResult(ctx, &dsCrossValues(pCur, iSide)[iSlot]);
+    if( iSlot>=0 ){
+      dsValueResult(ctx, dsDecoderValue(&pCur->aDec[iSide], iSlot));
+    }
   }else if( iCol>=XCOL_ARG0 ){
     sqlite3_value *pArg = pCur->apArg[iCol - XCOL_ARG0];
     if( pArg ) sqlite3_result_value(ctx, pArg);

@@ -139,10 +139,21 @@ struct DsArena {
 };
 
 void dsArenaInit(DsArena *p, DsMem *pMem);
-void *dsArenaAlloc(DsArena *p, i64 n);
+void *dsArenaGrow(DsArena *p, i64 n);
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
 int dsArenaWouldExceed(const DsArena *p, i64 n);
 void dsArenaUndo(DsArena *p, void *pLast);
+
+/* n bytes aligned to 8, valid until the arena is reset or cleared; NULL
+** on OOM.  Inline: every row read is allocated here. */
+static inline void *dsArenaAlloc(DsArena *p, i64 n){
+  u8 *pRet;
+  n = (n + 7) & ~(i64)7;
+  if( p->pEnd - p->pFree < n ) return dsArenaGrow(p, n);
+  pRet = p->pFree;
+  p->pFree += n;
+  return pRet;
+}
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);
 
@@ -192,9 +203,21 @@ struct DsValue {
   const u8 *z;            /* DS_TEXT, DS_BLOB */
 };
 
-int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
-                  int nKeyCol, DsValue *aVal, DsRow **ppRow);
-const u8 *dsValueDecode(const u8 *p, DsValue *pVal);
+/*
+** A test a row's key hash must pass to be worth making into a row: a
+** Bloom filter over the build side's keys, say.  xMayMatch returns 0 only
+** when no row with that key hash can find a partner.
+*/
+typedef struct DsRowFilter DsRowFilter;
+struct DsRowFilter {
+  int (*xMayMatch)(DsRowFilter *, u64 hash);
+};
+
+int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
+                    int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
+                    DsRow **ppRow);
+int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
+                     DsRowFilter *pFilter);
 const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
@@ -236,6 +259,60 @@ static inline int dsValueFromSql(sqlite3_value *pIn, DsValue *pVal){
       break;
   }
   return SQLITE_OK;
+}
+
+/* Unpack the value at p into *pVal (TEXT and BLOB point into the row);
+** returns the byte after it. */
+static inline const u8 *dsValueDecode(const u8 *p, DsValue *pVal){
+  u32 n32;
+  pVal->eType = *p++;
+  switch( pVal->eType ){
+    case DS_INT:
+      memcpy(&pVal->i, p, 8);
+      return p + 8;
+    case DS_REAL:
+      memcpy(&pVal->r, p, 8);
+      return p + 8;
+    case DS_TEXT:
+    case DS_BLOB:
+      memcpy(&n32, p, 4);
+      pVal->n = (int)n32;
+      pVal->z = p + 4;
+      return p + 4 + n32;
+    default:
+      return p;
+  }
+}
+
+/*
+** The values of a row, decoded as they are asked for: a virtual table's
+** xColumn often wants one or two values of a wide row, and decodes only
+** up to the last of them.  aVal has room for every value of the row.
+*/
+typedef struct DsRowDecoder DsRowDecoder;
+struct DsRowDecoder {
+  const u8 *pNext;        /* the row's next undecoded value */
+  int nDone;              /* values decoded into aVal[] */
+  DsValue *aVal;
+};
+
+static inline void dsDecoderStart(DsRowDecoder *p, const DsRow *pRow){
+  p->pNext = pRow ? pRow->aData : 0;
+  p->nDone = 0;
+}
+
+/* Value i of the row (which has more than i values). */
+static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
+  if( p->nDone<=i ){
+    const u8 *z = p->pNext;
+    int n = p->nDone;
+    do{
+      z = dsValueDecode(z, &p->aVal[n]);
+    }while( ++n<=i );
+    p->pNext = z;
+    p->nDone = n;
+  }
+  return &p->aVal[i];
 }
 
 /* Bytes that pVal takes packed (dsValuePut). */
@@ -280,6 +357,20 @@ u64 dsValueHash(const DsValue *pVal, u64 seed);
 
 u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
+
+/*
+** dsRowKeyEqual(), with the commonest case inline: two keys of one
+** INTEGER each, equal exactly when their bytes are.
+*/
+static inline int dsRowKeyEqualFast(const DsRow *a, const DsRow *b){
+  if( a->nKey==9 && b->nKey==9 && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
+    i64 x, y;
+    memcpy(&x, &a->aData[1], 8);
+    memcpy(&y, &b->aData[1], 8);
+    return x==y;
+  }
+  return dsRowKeyEqual(a, b);
+}
 int dsRowKeyCompare(const DsRow *a, const DsRow *b);
 int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 
@@ -334,6 +425,7 @@ struct DsInput {
   char *zBody;            /* one SELECT that yields the whole input */
   char *zSchema;          /* schema of a named table or view, or NULL */
   char *zName;            /* name of a table or view, NULL for a query */
+  int bPlainScan;         /* zBody scans one table plainly: see input.c */
   int nCol;               /* columns of the input */
   char **azCol;           /* their names, made unique (id, id_2, ...) */
   char **azDecl;          /* their declared types; entries may be NULL */
@@ -363,14 +455,24 @@ int dsQuotedLength(const char *z);
 int dsParseIdent(const char *z, char **pzOut);
 int dsIsQuery(const char *z);
 
-/* A source of rows: an input being read, or (later) a spill file. */
+/*
+** A source of rows: an input being read, a spill file, a row buffer.
+** xNext hands out one row; xBatch, where a source has it, up to nMax at
+** once (see dsSourceBatch), which for an input is far cheaper.
+*/
 typedef struct DsSource DsSource;
 struct DsSource {
   int (*xNext)(DsSource *, DsArena *, DsRow **);   /* SQLITE_ROW/DONE/err */
+  int (*xBatch)(DsSource *, DsArena *, DsRow **, int, i64, DsRowFilter *,
+                int *);                             /* or NULL */
   void (*xClose)(DsSource *);
-  i64 nRow;               /* rows handed out so far */
+  i64 nRow;               /* rows read so far (a filter's rejects too) */
   char *zErr;             /* message of the last error, or NULL */
 };
+
+int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
+                  i64 nMaxByte, DsRowFilter *pFilter, int *pnRow);
+int dsRegisterReader(sqlite3 *db);
 
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
@@ -486,22 +588,95 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
 int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
 void dsJoinClose(DsJoin *p);
 
-/* A hash table of build rows, chained through DsRow.pNext. */
+/*
+** A hash table of build rows (hashtable.c): one sub-table per list of
+** rows it was made from, each a directory of slots (low bits of the hash)
+** over an array of the rows sorted by slot.  The caller says which
+** sub-table a hash belongs to (its partition).
+*/
+typedef struct DsHashPart DsHashPart;
+struct DsHashPart {
+  u8 *aRow;               /* the rows, slot after slot */
+  const i64 *aOff;        /* mask+2 offsets: slot s is aOff[s]..aOff[s+1] */
+  u64 mask;               /* slots - 1 */
+  i64 nByte;              /* bytes of aRow */
+};
+
 typedef struct DsHashTable DsHashTable;
 struct DsHashTable {
   DsMem *pMem;
-  DsRow **aSlot;          /* power-of-two directory of chains */
-  u64 mask;               /* nSlot - 1 */
+  DsHashPart *aPart;      /* NULL: no table */
+  int nPart;
   i64 nRow;
 };
 
-int dsHashTableInit(DsHashTable *p, DsMem *pMem, i64 nRow);
-void dsHashTableFree(DsHashTable *p);
-typedef struct DsOp DsOp;
-int dsHashTableInsertList(DsHashTable *p, DsRow *pList, DsOp *pOp);
+/* Bytes from one row of a table, or of an arena, to the next. */
+#define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
-static inline DsRow **dsHashTableSlot(const DsHashTable *p, u64 h){
-  return &p->aSlot[h & p->mask];
+typedef struct DsOp DsOp;
+int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
+                     DsRow *const *apList, const i64 *anRow,
+                     DsArena *const *apArena, DsOp *pOp);
+void dsHashTableFree(DsHashTable *p);
+i64 dsHashTableDirectoryBytes(const i64 *anRow, int nPart);
+
+/* The rows of hash h's slot in sub-table iPart: from the one returned to
+** *ppEnd (excluded), each DS_ROW_STRIDE() after the last. */
+static inline DsRow *dsHashTableSlot(const DsHashTable *p, int iPart, u64 h,
+                                     const u8 **ppEnd){
+  const DsHashPart *pPart = &p->aPart[iPart];
+  const i64 *pOff = &pPart->aOff[h & pPart->mask];
+  *ppEnd = pPart->aRow + pOff[1];
+  return (DsRow *)(pPart->aRow + pOff[0]);
+}
+
+/* Where hash h's slot starts in the directory, for prefetching. */
+static inline const void *dsHashTableSlotAddr(const DsHashTable *p,
+                                              int iPart, u64 h){
+  const DsHashPart *pPart = &p->aPart[iPart];
+  return &pPart->aOff[h & pPart->mask];
+}
+
+/*
+** A Bloom filter of key hashes (hashtable.c): a power-of-two array of
+** 64-bit words; a hash sets three bits of one word.  The bits come from
+** the hash itself (XXH3: every bit is as good as another), the three bit
+** positions from its low 18 bits and the word from the bits above them,
+** below the 5 high bits that choose a partition (so the filter of one
+** partition, whose hashes share those, still spreads).  One word per key
+** keeps a test to one cache miss.  It never says no to a hash that was
+** added.
+*/
+typedef struct DsBloom DsBloom;
+struct DsBloom {
+  u64 *aWord;             /* NULL: no filter */
+  u64 mask;               /* words - 1 */
+};
+
+int dsBloomInit(DsBloom *p, DsMem *pMem, i64 nWord);
+void dsBloomFree(DsBloom *p, DsMem *pMem);
+void dsBloomAddList(DsBloom *p, const DsRow *pList);
+
+/* splitmix64's finalizer: fresh, well-mixed bits from a hash. */
+static inline u64 dsMix64(u64 x){
+  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+static inline u64 dsBloomWordBits(u64 h){
+  return (1ULL << (h & 63)) | (1ULL << ((h >> 6) & 63))
+       | (1ULL << ((h >> 12) & 63));
+}
+
+static inline void dsBloomAdd(DsBloom *p, u64 hash){
+  p->aWord[(hash >> 18) & p->mask] |= dsBloomWordBits(hash);
+}
+
+static inline int dsBloomMayHave(const DsBloom *p, u64 hash){
+  u64 bits = dsBloomWordBits(hash);
+  return (p->aWord[(hash >> 18) & p->mask] & bits)==bits;
 }
 
 /*

@@ -42,6 +42,9 @@
 #define DS_FANOUT      (1 << DS_FANOUT_BITS)
 #define DS_MAX_LEVEL   11        /* 64 bits of hash, 5 at a time, mixed */
 
+/* Probe rows between the one probed and the one whose chain is prefetched */
+#define DS_PREFETCH_AHEAD 16
+
 #define PH_BUILD     1      /* read the build side into partitions */
 #define PH_PARTPROBE 2      /* read the probe side into partitions */
 #define PH_PROBE     3      /* produce the matches of probe rows */
@@ -59,8 +62,7 @@ struct DsPart {
   DsRow *pBuild;          /* them, as a list */
   i64 nBuild;
   DsSpill *pBuildFile;    /* the build rows, once the partition spilled */
-  u64 *aBloom;            /* Bloom filter of the spilled build rows */
-  u64 bloomMask;          /* words in aBloom - 1 */
+  DsBloom bloom;          /* Bloom filter of the spilled build rows */
   u64 minHash, maxHash;   /* range of build hashes: equal means unsplittable */
   DsArena probeArena;     /* probe rows held in memory (repartition) */
   DsRow *pProbe;
@@ -96,20 +98,29 @@ struct DsHashJoin {
   DsTask *pTask;          /* the task being run (owns its files), or NULL */
   DsPart aPart[DS_FANOUT];
   i64 nMemRows;           /* build rows held in memory */
+  i64 nMaxPart;           /* bytes of the largest partition in memory, or
+                          ** more: making the table copies one at a time */
   int iPart;              /* repartition: the partition being joined */
   DsArena scratch;        /* the row just read, before it is placed */
 
   DsHashTable ht;
-  DsRow *aBatch[DS_BATCH];/* probe rows about to be probed */
+  DsRowFilter filter;     /* drops probe rows that cannot match as read */
+  DsBloom bloom;          /* of the build rows in memory, for the filter */
+  i64 nFilterRead;        /* rows read with the filter, this window */
+  i64 nFilterPass;        /* of which it let through */
+  i64 nFilterSkip;        /* rows to read without the filter first */
+  DsRow *aBatch[DS_BATCH];/* rows read at once, then probed or placed */
   int nBatch;
   int iBatch;
   DsArena batchArena;     /* probe rows read from a source */
   DsRow *pProbeList;      /* probe rows in memory not yet batched */
   DsRow *pProbe;          /* the probe row being matched */
   DsRow *pChain;          /* next build row to compare with pProbe */
+  const u8 *pChainEnd;    /* the end of its slot's rows */
   int bProbeMatched;
-  u64 iSlot;              /* next directory slot of the drain */
-  DsRow *pDrain;          /* next row of the chain being drained */
+  int iDrainPart;         /* next sub-table of the drain */
+  DsRow *pDrain;          /* next row of the sub-table being drained */
+  const u8 *pDrainEnd;    /* the end of its rows */
 
   /* Block nested loop of an unsplittable task. */
   int bBnl;
@@ -122,14 +133,6 @@ struct DsHashJoin {
   i64 nBnlTasks;
 };
 
-/* Fresh, well-mixed bits from a hash (splitmix64's finalizer). */
-static u64 dsMix64(u64 x){
-  x ^= x >> 30; x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27; x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 /* The partition of a hash at a level: high bits, re-mixed below level 0
 ** so that every level splits by bits of its own. */
 static int dsPartOf(u64 hash, int iLevel){
@@ -137,24 +140,10 @@ static int dsPartOf(u64 hash, int iLevel){
   return (int)(h >> (64 - DS_FANOUT_BITS));
 }
 
-/* The Bloom filter: two bits in one word, chosen by bits of a re-mix that
-** neither the table nor the partitioning uses. */
-static void dsBloomBits(u64 hash, u64 mask, u64 *piWord, u64 *pBits){
-  u64 h = dsMix64(hash ^ 0x5851f42d4c957f2dULL);
-  *piWord = (h >> 12) & mask;
-  *pBits = (1ULL << (h & 63)) | (1ULL << ((h >> 6) & 63));
-}
-
-static int dsBloomMayHave(const DsPart *pPart, u64 hash){
-  u64 iWord, bits;
-  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
-  return (pPart->aBloom[iWord] & bits)==bits;
-}
-
-static void dsBloomAdd(DsPart *pPart, u64 hash){
-  u64 iWord, bits;
-  dsBloomBits(hash, pPart->bloomMask, &iWord, &bits);
-  pPart->aBloom[iWord] |= bits;
+/* The sub-table of the table that holds hash: the table of a broadcast
+** has one per partition, that of one partition or chunk only one. */
+static int dsHashSubTable(const DsHashJoin *p, u64 hash){
+  return p->ht.nPart==1 ? 0 : dsPartOf(hash, p->iLevel);
 }
 
 /* The join starts step zStep of its work; all of an unsplittable task's
@@ -189,15 +178,28 @@ static i64 dsDirectoryBytes(i64 n){
 }
 
 /*
-** Would the rows in memory, with their directory, pass the budget?  A
+** Would the rows in memory, with their directory and a copy of the
+** largest partition (made while the table is made), pass the budget?  A
 ** quarter of it is kept for what the probe phase adds: a batch of probe
 ** rows (at most an eighth) and the buffers of probe files being written
 ** (an eighth between them: see nSpillBuf).
 */
 static int dsHashOverBudget(const DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
-  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows)
+  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows) + p->nMaxPart
            > pConn->nMemLimit - pConn->nMemLimit/4;
+}
+
+/* Find nMaxPart again, after a partition left memory. */
+static void dsHashFindMaxPart(DsHashJoin *p){
+  int i;
+  p->nMaxPart = 0;
+  for(i=0; i<DS_FANOUT; i++){
+    const DsPart *pPart = &p->aPart[i];
+    if( pPart->pBuildFile==0 && pPart->arena.nByte>p->nMaxPart ){
+      p->nMaxPart = pPart->arena.nByte;
+    }
+  }
 }
 
 /*************************************************************************
@@ -214,18 +216,17 @@ static int dsSpillBuildPart(DsHashJoin *p, DsPart *pPart){
   if( rc!=SQLITE_OK ) return rc;
   /* About 16 bits per row seen so far, twice over for rows to come. */
   while( nWord < pPart->nBuild/2 && nWord < nMaxWord ) nWord *= 2;
-  pPart->aBloom = dsMalloc(&pOp->mem, nWord * 8);
-  if( pPart->aBloom==0 ) return SQLITE_NOMEM;
-  memset(pPart->aBloom, 0, (size_t)nWord * 8);
-  pPart->bloomMask = (u64)nWord - 1;
+  rc = dsBloomInit(&pPart->bloom, &pOp->mem, nWord);
+  if( rc!=SQLITE_OK ) return rc;
+  dsBloomAddList(&pPart->bloom, pPart->pBuild);
   for(pRow=pPart->pBuild; pRow && rc==SQLITE_OK; pRow=pRow->pNext){
-    dsBloomAdd(pPart, pRow->hash);
     rc = dsSpillWrite(pPart->pBuildFile, pRow);
   }
   p->nMemRows -= pPart->nBuild;
   pPart->pBuild = 0;
   pPart->nBuild = 0;
   dsArenaClear(&pPart->arena);
+  dsHashFindMaxPart(p);
   p->nSpilledParts++;
   /* Spilled after the build side ended: nothing more will be written. */
   if( rc==SQLITE_OK && p->pBuildSrc==0 ) rc = dsSpillRewind(pPart->pBuildFile);
@@ -291,13 +292,14 @@ static int dsPlaceBuild(DsHashJoin *p, DsRow *pRow){
     pPart->maxHash = pRow->hash;
   }
   if( pPart->pBuildFile ){
-    dsBloomAdd(pPart, pRow->hash);
+    dsBloomAdd(&pPart->bloom, pRow->hash);
     return dsSpillWrite(pPart->pBuildFile, pRow);
   }
   rc = dsListPushCopy(&pPart->arena, &pPart->pBuild, pRow);
   if( rc!=SQLITE_OK ) return rc;
   pPart->nBuild++;
   p->nMemRows++;
+  if( pPart->arena.nByte>p->nMaxPart ) p->nMaxPart = pPart->arena.nByte;
   while( rc==SQLITE_OK && !bNone && dsHashOverBudget(p) ){
     rc = dsSpillLargestBuild(p, &bNone);
   }
@@ -313,7 +315,7 @@ static int dsProbeSpilled(DsHashJoin *p, DsPart *pPart, DsRow *pRow,
                           int *pbAlone){
   int rc = SQLITE_OK;
   *pbAlone = 0;
-  if( !dsBloomMayHave(pPart, pRow->hash) ){
+  if( !dsBloomMayHave(&pPart->bloom, pRow->hash) ){
     *pbAlone = p->bKeepProbe;
     return SQLITE_OK;
   }
@@ -345,6 +347,113 @@ static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
 }
 
 /*************************************************************************
+** The probe filter.
+**
+** When the join does not keep unmatched probe rows, a probe row is worth
+** making only if it may match: the reader asks dsHashMayMatch() about each
+** row's key hash before it copies the row (dsSourceBatch), so that a
+** selective join pays little more than reading for the rows that find
+** nothing.  A build row in memory is in the Bloom filter p->bloom, made
+** when the build side has been read; a spilled partition has a filter of
+** its own.  Where nearly every probe row matches the filter only costs,
+** so it is switched off for a while when it lets through more than 7/8
+** of a window of rows, and tried again later.
+*/
+#define DS_FILTER_WINDOW 65536
+
+static int dsHashMayMatch(DsRowFilter *pFilter, u64 hash){
+  DsHashJoin *p = (DsHashJoin *)((char *)pFilter
+                                 - offsetof(DsHashJoin, filter));
+  DsPart *pPart = &p->aPart[dsPartOf(hash, p->iLevel)];
+  if( pPart->pBuildFile ) return dsBloomMayHave(&pPart->bloom, hash);
+  return dsBloomMayHave(&p->bloom, hash);
+}
+
+/* The same when no partition is on disk, nor can be any more (the
+** broadcast's probe phase): the filter of the rows in memory alone. */
+static int dsHashMayMatchInMemory(DsRowFilter *pFilter, u64 hash){
+  DsHashJoin *p = (DsHashJoin *)((char *)pFilter
+                                 - offsetof(DsHashJoin, filter));
+  return dsBloomMayHave(&p->bloom, hash);
+}
+
+/* Bits per build row in the filter: 16, fewer when memory is short. */
+static i64 dsHashFilterWords(const DsHashJoin *p){
+  const DsConn *pConn = p->pOp->pConn;
+  i64 nRoom = pConn->nMemLimit - pConn->nMemLimit/4 - pConn->nMemUsed
+            - dsDirectoryBytes(p->nMemRows);
+  i64 nWord = 64;
+  while( nWord*4 < p->nMemRows ) nWord *= 2;
+  /* Halve while too large, down to 4 bits a row. */
+  while( nWord*8 > nRoom && nWord>64 && (nWord/2)*16 >= p->nMemRows ){
+    nWord /= 2;
+  }
+  return nWord*8 <= nRoom ? nWord : 0;
+}
+
+/* The build side has been read: make the filter of its rows in memory,
+** if unmatched probe rows are not kept and memory allows. */
+static int dsHashMakeFilter(DsHashJoin *p){
+  i64 nWord;
+  int i, rc;
+  if( p->bKeepProbe || (p->nMemRows==0 && p->nSpilledParts==0) ){
+    return SQLITE_OK;
+  }
+  nWord = dsHashFilterWords(p);
+  if( nWord==0 ) return SQLITE_OK;
+  rc = dsBloomInit(&p->bloom, &p->pOp->mem, nWord);
+  if( rc!=SQLITE_OK ) return rc;
+  for(i=0; i<DS_FANOUT; i++) dsBloomAddList(&p->bloom, p->aPart[i].pBuild);
+  p->nFilterRead = p->nFilterPass = p->nFilterSkip = 0;
+  p->filter.xMayMatch = (p->nSpilledParts || p->bPartProbe)
+                      ? dsHashMayMatch : dsHashMayMatchInMemory;
+  return SQLITE_OK;
+}
+
+/* The filter for the next batch of probe rows, or NULL. */
+static DsRowFilter *dsHashProbeFilter(DsHashJoin *p){
+  return p->bloom.aWord && p->nFilterSkip<=0 ? &p->filter : 0;
+}
+
+/* nRead rows were read for a batch of nPass, with pFilter (or none). */
+static void dsHashFilterCount(DsHashJoin *p, DsRowFilter *pFilter,
+                              i64 nRead, i64 nPass){
+  if( pFilter==0 ){
+    p->nFilterSkip -= nRead;
+    return;
+  }
+  p->nFilterRead += nRead;
+  p->nFilterPass += nPass;
+  if( p->nFilterRead>=DS_FILTER_WINDOW ){
+    if( p->nFilterPass*8 > p->nFilterRead*7 ){
+      p->nFilterSkip = 16*DS_FILTER_WINDOW;
+    }
+    p->nFilterRead = p->nFilterPass = 0;
+  }
+}
+
+/* Read the next batch of rows of pSrc into p->aBatch, in pArena (reset
+** first), through the probe filter when one applies. */
+static int dsHashReadBatch(DsHashJoin *p, DsSource *pSrc, DsArena *pArena,
+                           DsRowFilter *pFilter){
+  /* A batch holds DS_BATCH rows, or fewer when they are wide: at most an
+  ** eighth of the budget. */
+  i64 nMax = p->pOp->pConn->nMemLimit / 8;
+  i64 nBefore = pSrc->nRow;
+  int rc;
+  dsArenaReset(pArena);
+  rc = dsSourceBatch(pSrc, pArena, p->aBatch, DS_BATCH, nMax, pFilter,
+                     &p->nBatch);
+  p->iBatch = 0;
+  if( rc!=SQLITE_OK ){
+    p->nBatch = 0;
+    return rc;
+  }
+  dsHashFilterCount(p, pFilter, pSrc->nRow - nBefore, p->nBatch);
+  return SQLITE_OK;
+}
+
+/*************************************************************************
 ** Probing.
 */
 
@@ -358,23 +467,19 @@ static int dsHashFillBatch(DsHashJoin *p){
     p->pProbeList = p->pProbeList->pNext;
   }
   if( n==0 && p->pProbeSrc ){
-    /* A batch holds DS_BATCH rows, or fewer when they are wide: at most
-    ** an eighth of the budget. */
-    i64 nMax = p->pOp->pConn->nMemLimit / 8;
-    dsArenaReset(&p->batchArena);
-    while( n<DS_BATCH && (n==0 || p->batchArena.nByte<nMax) ){
-      int rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->batchArena, &p->aBatch[n]);
-      if( rc==SQLITE_DONE ){
-        p->pProbeSrc = 0;
-        break;
-      }
-      if( rc!=SQLITE_ROW ) return rc;
-      n++;
-    }
+    int rc = dsHashReadBatch(p, p->pProbeSrc, &p->batchArena,
+                             p->bBnl ? 0 : dsHashProbeFilter(p));
+    if( rc!=SQLITE_OK ) return rc;
+    n = p->nBatch;
+    if( n==0 ) p->pProbeSrc = 0;
   }
-  if( p->ht.aSlot ){
-    for(i=0; i<n; i++){
-      __builtin_prefetch(dsHashTableSlot(&p->ht, p->aBatch[i]->hash));
+  if( p->ht.aPart ){
+    /* The directory entries of the first rows; dsHashNextProbe() keeps
+    ** this many ahead as it goes (a thousand prefetches at once would
+    ** mostly be dropped: the CPU tracks only so many misses). */
+    for(i=0; i<n && i<2*DS_PREFETCH_AHEAD; i++){
+      u64 h = p->aBatch[i]->hash;
+      __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h), h));
     }
   }
   p->nBatch = n;
@@ -398,6 +503,23 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
         return SQLITE_OK;
       }
     }
+    if( p->ht.aPart ){
+      /* Prefetch in two steps: the directory entry of the row twice the
+      ** distance ahead, and the first row of the slot of the row at the
+      ** distance, whose directory entry should be in the cache by now. */
+      int iAhead = p->iBatch + DS_PREFETCH_AHEAD;
+      if( iAhead + DS_PREFETCH_AHEAD < p->nBatch ){
+        u64 h = p->aBatch[iAhead + DS_PREFETCH_AHEAD]->hash;
+        __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h),
+                                               h));
+      }
+      if( iAhead < p->nBatch ){
+        u64 h = p->aBatch[iAhead]->hash;
+        const u8 *pEnd;
+        __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
+                                           &pEnd));
+      }
+    }
     pRow = p->aBatch[p->iBatch++];
     /* Rows skipped here never reach the tick of PH_PROBE. */
     if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
@@ -405,7 +527,7 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       if( p->bKeepProbe ){ *ppAlone = pRow; return SQLITE_OK; }
       continue;
     }
-    if( !p->bPartProbe && !p->bBnl ){
+    if( p->nSpilledParts && !p->bPartProbe && !p->bBnl ){
       DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
       if( pPart->pBuildFile ){
         int bAlone;
@@ -417,7 +539,8 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
     }
     p->pProbe = pRow;
     p->bProbeMatched = (pRow->flags & DS_ROW_MATCHED)!=0;
-    p->pChain = *dsHashTableSlot(&p->ht, pRow->hash);
+    p->pChain = dsHashTableSlot(&p->ht, dsHashSubTable(p, pRow->hash),
+                                pRow->hash, &p->pChainEnd);
     return SQLITE_OK;
   }
 }
@@ -428,32 +551,59 @@ static int dsHashNextUnmatched(DsHashJoin *p, DsRow **ppRow){
   int rc;
   *ppRow = 0;
   for(;;){
-    while( p->pDrain ){
+    while( (const u8 *)p->pDrain < p->pDrainEnd ){
       DsRow *pRow = p->pDrain;
-      p->pDrain = pRow->pNext;
+      p->pDrain = (DsRow *)((u8 *)pRow + DS_ROW_STRIDE(pRow));
       if( (pRow->flags & DS_ROW_MATCHED)==0 ){
         *ppRow = pRow;
         return SQLITE_OK;
       }
       if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
     }
-    if( p->ht.aSlot==0 || p->iSlot>p->ht.mask ) return SQLITE_OK;
-    p->pDrain = p->ht.aSlot[p->iSlot++];
+    if( p->ht.aPart==0 || p->iDrainPart>=p->ht.nPart ) return SQLITE_OK;
+    p->pDrain = (DsRow *)p->ht.aPart[p->iDrainPart].aRow;
+    p->pDrainEnd = p->ht.aPart[p->iDrainPart].aRow
+                 + p->ht.aPart[p->iDrainPart].nByte;
+    p->iDrainPart++;
     if( (rc = dsOpTickN(p->pOp, 1))!=SQLITE_OK ) return rc;
   }
 }
 
-/* Build the table over every build row held in memory. */
+/*
+** Build the table over every build row held in memory, a sub-table per
+** partition.  Making it copies one partition at a time: first make sure
+** that the largest, twice, fits in the budget with the directories.
+*/
 static int dsHashBuildTable(DsHashJoin *p){
-  int i;
-  int rc;
+  const DsConn *pConn = p->pOp->pConn;
+  DsRow *apList[DS_FANOUT];
+  i64 anRow[DS_FANOUT];
+  DsArena *apArena[DS_FANOUT];
+  int i, rc = SQLITE_OK;
   dsOpStep(p->pOp, "hash table");
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, p->nMemRows);
-  for(i=0; i<DS_FANOUT && rc==SQLITE_OK; i++){
-    rc = dsHashTableInsertList(&p->ht, p->aPart[i].pBuild, p->pOp);
+  for(;;){
+    i64 nMax = 0;
+    int bNone = 0;
+    for(i=0; i<DS_FANOUT; i++){
+      DsPart *pPart = &p->aPart[i];
+      anRow[i] = pPart->pBuildFile ? 0 : pPart->nBuild;
+      if( anRow[i] && pPart->arena.nByte>nMax ) nMax = pPart->arena.nByte;
+    }
+    if( pConn->nMemUsed + nMax + dsHashTableDirectoryBytes(anRow, DS_FANOUT)
+          <= pConn->nMemLimit - pConn->nMemLimit/4 ){
+      break;
+    }
+    rc = dsSpillLargestBuild(p, &bNone);
+    if( rc!=SQLITE_OK ) return rc;
+    if( bNone ) break;
+  }
+  for(i=0; i<DS_FANOUT; i++){
+    apList[i] = p->aPart[i].pBuildFile ? 0 : p->aPart[i].pBuild;
+    apArena[i] = &p->aPart[i].arena;
     p->aPart[i].pBuild = 0;
   }
-  return rc;
+  return dsHashTableBuild(&p->ht, &p->pOp->mem, DS_FANOUT, apList, anRow,
+                          apArena, p->pOp);
 }
 
 /* Start probing the table with pList, then pSrc. */
@@ -475,8 +625,11 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
          || (bNoProbe && !p->bKeepBuild);
   if( *pbSkip ) return SQLITE_OK;
   dsOpStep(p->pOp, "hash table");
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, pPart->nBuild);
-  if( rc==SQLITE_OK ) rc = dsHashTableInsertList(&p->ht, pPart->pBuild, p->pOp);
+  {
+    DsArena *pArena = &pPart->arena;
+    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pPart->pBuild,
+                          &pPart->nBuild, &pArena, p->pOp);
+  }
   pPart->pBuild = 0;
   if( rc!=SQLITE_OK ) return rc;
   if( pPart->pProbeFile ){
@@ -492,8 +645,7 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
 static void dsPartFreeMemory(DsPart *pPart, DsMem *pMem){
   dsArenaClear(&pPart->arena);
   dsArenaClear(&pPart->probeArena);
-  dsFree(pMem, pPart->aBloom);
-  pPart->aBloom = 0;
+  dsBloomFree(&pPart->bloom, pMem);
   pPart->pBuild = pPart->pProbe = 0;
   pPart->nBuild = pPart->nProbe = 0;
 }
@@ -514,6 +666,7 @@ static void dsTaskFree(DsTask *pTask){
 static int dsHashEndLevel(DsHashJoin *p){
   int i, rc = SQLITE_OK;
   dsHashTableFree(&p->ht);
+  dsBloomFree(&p->bloom, &p->pOp->mem);
   for(i=0; i<DS_FANOUT; i++){
     DsPart *pPart = &p->aPart[i];
     DsTask *pTask;
@@ -566,6 +719,7 @@ static int dsHashNextTask(DsHashJoin *p){
   p->iLevel = pTask->iLevel;
   p->bPartProbe = 0;
   p->nMemRows = 0;
+  p->nMaxPart = 0;
   rc = dsSpillRewind(pTask->pBuild);
   if( rc==SQLITE_OK && pTask->pProbe ) rc = dsSpillRewind(pTask->pProbe);
   if( rc!=SQLITE_OK ) return rc;
@@ -587,19 +741,20 @@ static int dsHashNextTask(DsHashJoin *p){
 */
 
 /* Load the next chunk of build rows and build its table; *pbEnd when
-** there are none left.  A chunk is half the budget, whatever the rest of
-** the connection holds: smaller chunks would only multiply the passes
-** over the probe file. */
+** there are none left.  A chunk is a quarter of the budget (making its
+** table copies it), whatever the rest of the connection holds: smaller
+** chunks would only multiply the passes over the probe file. */
 static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   DsConn *pConn = p->pOp->pConn;
   DsRow *pList = 0;
   i64 n = 0;
   int rc;
+  *pbEnd = 0;
   dsHashTableFree(&p->ht);
   dsArenaClear(&p->chunkArena);
   for(;;){
     DsRow *pRow;
-    if( n>0 && p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/2 ){
+    if( n>0 && p->chunkArena.nByte + dsDirectoryBytes(n) > pConn->nMemLimit/4 ){
       break;
     }
     rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->chunkArena, &pRow);
@@ -611,8 +766,11 @@ static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   }
   *pbEnd = n==0;
   if( n==0 ) return SQLITE_OK;
-  rc = dsHashTableInit(&p->ht, &p->pOp->mem, n);
-  if( rc==SQLITE_OK ) rc = dsHashTableInsertList(&p->ht, pList, p->pOp);
+  {
+    DsArena *pArena = &p->chunkArena;
+    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pList, &n, &pArena,
+                          p->pOp);
+  }
   if( rc!=SQLITE_OK ) return rc;
   if( p->pTask->pProbe ){
     rc = dsSpillRewind(p->pTask->pProbe);
@@ -659,10 +817,12 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
   *ppAlone = 0;
   for(;;){
     DsRow *pRow;
-    dsArenaReset(&p->scratch);
-    rc = p->pBuildSrc->xNext(p->pBuildSrc, &p->scratch, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
+    if( p->iBatch>=p->nBatch ){
+      rc = dsHashReadBatch(p, p->pBuildSrc, &p->scratch, 0);
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->nBatch==0 ) break;
+    }
+    pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
       if( p->bKeepBuild ){ *ppAlone = pRow; return SQLITE_OK; }
       continue;
@@ -671,7 +831,9 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
     if( rc!=SQLITE_OK ) return rc;
   }
   p->pBuildSrc = 0;
+  dsArenaClear(&p->scratch);
   rc = dsHashSealBuildFiles(p);
+  if( rc==SQLITE_OK ) rc = dsHashMakeFilter(p);
   if( rc!=SQLITE_OK ) return rc;
   if( p->bPartProbe ){
     p->ePhase = PH_PARTPROBE;
@@ -695,10 +857,13 @@ static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
     DsRow *pRow;
     int bAlone;
     int rc;
-    dsArenaReset(&p->scratch);
-    rc = p->pProbeSrc->xNext(p->pProbeSrc, &p->scratch, &pRow);
-    if( rc==SQLITE_DONE ) break;
-    if( rc!=SQLITE_ROW ) return rc;
+    if( p->iBatch>=p->nBatch ){
+      rc = dsHashReadBatch(p, p->pProbeSrc, &p->scratch,
+                           dsHashProbeFilter(p));
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->nBatch==0 ) break;
+    }
+    pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
       bAlone = p->bKeepProbe;
     }else{
@@ -708,6 +873,8 @@ static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
     if( bAlone ){ *ppAlone = pRow; return SQLITE_OK; }
   }
   p->pProbeSrc = 0;
+  p->nBatch = p->iBatch = 0;
+  dsArenaClear(&p->scratch);
   p->iPart = -1;
   p->ePhase = PH_NEXTPART;
   return SQLITE_OK;
@@ -740,9 +907,10 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         dsHashStep(p, "probe");
         if( pProbe ){
           DsRow *pBuild;
-          while( (pBuild = p->pChain)!=0 ){
-            p->pChain = pBuild->pNext;
-            if( pBuild->hash==pProbe->hash && dsRowKeyEqual(pBuild, pProbe) ){
+          while( (const u8 *)(pBuild = p->pChain) < p->pChainEnd ){
+            p->pChain = (DsRow *)((u8 *)pBuild + DS_ROW_STRIDE(pBuild));
+            if( pBuild->hash==pProbe->hash
+             && dsRowKeyEqualFast(pBuild, pProbe) ){
               pBuild->flags |= DS_ROW_MATCHED;
               p->bProbeMatched = 1;
               return dsHashEmit(p, ap, pBuild, pProbe);
@@ -763,8 +931,9 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
         if( p->pProbe==0 ){
           p->ePhase = PH_DRAIN;
-          p->iSlot = 0;
+          p->iDrainPart = 0;
           p->pDrain = 0;
+          p->pDrainEnd = 0;
         }
         break;
       }
@@ -867,6 +1036,7 @@ static void dsHashClose(DsPairIter *pIter){
     int i;
     dsHashReport(p);
     dsHashTableFree(&p->ht);
+    dsBloomFree(&p->bloom, pMem);
     for(i=0; i<DS_FANOUT; i++){
       dsPartFreeMemory(&p->aPart[i], pMem);
       dsSpillClose(p->aPart[i].pBuildFile);
@@ -900,6 +1070,7 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   memset(p, 0, sizeof(*p));
   p->base.xNext = dsHashNext;
   p->base.xClose = dsHashClose;
+  p->filter.xMayMatch = dsHashMayMatch;
   p->pOp = pOp;
   p->iBuild = iBuild;
   p->bKeepBuild = (pOp->eType & (iBuild==0 ? DS_KEEP_LEFT : DS_KEEP_RIGHT))!=0;

@@ -27,7 +27,7 @@
 ** it calls are read from its bytecode (EXPLAIN), their flags from
 ** pragma_function_list.
 **
-** A reader runs
+** A reader reads
 **
 **     WITH "ds:input"(c0, c1, ...) AS (<body>) SELECT cK1, ..., cP1, ...
 **
@@ -37,7 +37,9 @@
 ** naming exactly the columns an operator needs, key columns first: the
 ** CTE's column list renames the input's columns by position, so inputs
 ** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
-** and SQLite's flattener reduces this to reading just those columns.
+** and SQLite's flattener reduces this to reading just those columns.  The
+** rows come out in batches, through a function in a WHERE clause around
+** that query (see "Readers" below), not one sqlite3_step() per row.
 */
 #include "dataset_int.h"
 
@@ -397,6 +399,42 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   return rc;
 }
 
+/*
+** Is pIn->zBody a plain scan of one table: one cursor read from start to
+** end, each row handed out, nothing filtered, grouped, sorted, limited or
+** made distinct?  Then a reader can put its function in the WHERE clause
+** of the scan itself (see dsReaderSql).  Decided from the statement's own
+** program (EXPLAIN), so that it holds for a table, a view or a query alike
+** and whatever a name resolves to: every opcode must be one that such a
+** scan is made of.  On any doubt (an error included) the answer is no.
+*/
+static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
+  static const char *const azOk[] = {
+    "Init", "Goto", "Transaction", "TableLock", "OpenRead", "ColumnsUsed",
+    "Explain", "Rewind", "Column", "Rowid", "RealAffinity", "ResultRow",
+    "Next", "Halt", "Noop"
+  };
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("EXPLAIN %s", pIn->zBody);
+  int nOpen = 0;
+  int bPlain = 1;
+  if( zSql==0 || sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)!=SQLITE_OK ){
+    bPlain = 0;
+  }
+  while( bPlain && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zOp = (const char *)sqlite3_column_text(pStmt, 1);
+    size_t i;
+    bPlain = 0;
+    for(i=0; zOp && i<sizeof(azOk)/sizeof(azOk[0]); i++){
+      if( strcmp(zOp, azOk[i])==0 ){ bPlain = 1; break; }
+    }
+    if( zOp && strcmp(zOp, "OpenRead")==0 ) nOpen++;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bPlain && nOpen==1;
+}
+
 /* Set up a named table or view; pIn->zName (and zSchema) are set. */
 static int dsInputOpenName(sqlite3 *db, const char *zFunc,
                            const char *zSide, DsInput *pIn, char **pzErr){
@@ -419,6 +457,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
     rc = dsInputColumns(pIn, pStmt);
+
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
       dsInputSetErr(pzErr, sqlite3_mprintf(
@@ -498,6 +537,7 @@ int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
       if( rc==SQLITE_OK ) rc = dsInputOpenName(db, zFunc, zSide, pIn, pzErr);
     }
   }
+  if( rc==SQLITE_OK ) pIn->bPlainScan = dsBodyIsPlainScan(db, pIn);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ) dsInputSetErr(pzErr, 0);
     dsInputFree(pIn);
@@ -711,6 +751,33 @@ int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
 
 /*************************************************************************
 ** Readers: DsSource over an input's SELECT.
+**
+** Stepping a statement once per row and fetching each value with
+** sqlite3_column_value() costs more than everything else a join does with
+** the row: each step and each column fetch takes the connection's mutex,
+** and a step is a full trip into the VDBE and back.  So the reader's SQL
+** hands rows over in batches instead:
+**
+**     SELECT 0 FROM (
+**     WITH "ds:input"(c0, c1, ...) AS (
+**     <body>
+**     ) SELECT cK1 AS x0, ..., cP1 AS xN FROM "ds:input" LIMIT -1
+**     ) WHERE ds_input_row(?1, x0, ..., xN)
+**
+** ds_input_row() gets the values of one row as its arguments, makes them
+** into a DsRow in the arena of the batch being read, and returns true
+** only when the batch is full: the WHERE clause then lets one row through
+** and sqlite3_step() returns, once per batch rather than once per row.
+** ?1 is the reader itself, bound with sqlite3_bind_pointer() (SQL text
+** cannot forge such a pointer, so the function is useless outside a
+** reader).  The LIMIT -1, which limits nothing, keeps SQLite from
+** flattening the inner query into the outer one or pushing the WHERE
+** term down into it (SQLite does neither with a LIMIT): ds_input_row()
+** then sees each row of the input exactly once, whatever the body is (a
+** DISTINCT view, a GROUP BY, a join with a WHERE of its own), while the
+** inner query is still flattened as before, so only the columns needed
+** are read.  A row filter (dsSourceBatch) lets the function skip rows
+** that cannot match without making them.
 */
 typedef struct DsReader DsReader;
 struct DsReader {
@@ -720,23 +787,104 @@ struct DsReader {
   int nKeyCol;            /* of which keys */
   const char *zFunc;
   DsValue *aVal;          /* scratch for one row's values */
+  int bEof;               /* the statement has run to its end */
+  /* The batch being read, while sqlite3_step() runs. */
+  DsArena *pArena;        /* rows go here */
+  DsRow **aOut;           /* and are listed here */
+  int nOut;               /* rows listed */
+  int nMax;               /* the batch is full at this many rows */
+  i64 nMaxByte;           /* or when pArena holds this many bytes */
+  DsRowFilter *pFilter;   /* rows that cannot match are skipped, or NULL */
 };
 
-static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
-  DsReader *p = (DsReader *)pSrc;
-  int rc = sqlite3_step(p->pStmt);
-  if( rc==SQLITE_ROW ){
-    rc = dsRowFromStmt(pArena, p->pStmt, p->nCol, p->nKeyCol, p->aVal, ppRow);
-    if( rc==SQLITE_OK ){
-      p->base.nRow++;
-      return SQLITE_ROW;
-    }
-    return rc;
+#define DS_READER_PTR "ds_reader"
+
+/*
+** ds_input_row(READER, value, ...): add one row to the reader's batch;
+** true when the batch is full, else NULL.
+*/
+static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  /* The reader is kept as the auxiliary data of argument 0, a bound
+  ** parameter that stays the same for the whole run of the statement:
+  ** cheaper than finding the pointer (a string compare) on every row. */
+  DsReader *p = (DsReader *)sqlite3_get_auxdata(ctx, 0);
+  DsRow *pRow;
+  int rc;
+  if( p==0 ){
+    p = (DsReader *)sqlite3_value_pointer(argv[0], DS_READER_PTR);
+    if( p ) sqlite3_set_auxdata(ctx, 0, p, 0);
   }
-  if( rc==SQLITE_DONE ) return SQLITE_DONE;
-  sqlite3_free(p->base.zErr);
-  p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
+  if( p==0 || argc-1!=p->nCol || p->nOut>=p->nMax ){
+    sqlite3_result_error(ctx, "ds_input_row() is the dataset extension's "
+                              "own: it reads inputs", -1);
+    return;
+  }
+  p->base.nRow++;
+  if( p->pFilter && !dsValuesMayMatch(argv + 1, p->nKeyCol, p->aVal,
+                                      p->pFilter) ){
+    return;
+  }
+  rc = dsRowFromValues(p->pArena, argv + 1, p->nCol, p->nKeyCol, p->aVal,
+                       0, &pRow);
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      sqlite3_result_error_toobig(ctx);
+    }
+    return;
+  }
+  if( pRow ) p->aOut[p->nOut++] = pRow;
+  /* Without a result the function returns NULL, which the WHERE clause
+  ** takes as false: most rows need no call. */
+  if( p->nOut>=p->nMax || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte) ){
+    sqlite3_result_int(ctx, 1);
+  }
+}
+
+int dsRegisterReader(sqlite3 *db){
+  return sqlite3_create_function(db, "ds_input_row", -1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 dsReaderRowFunc, 0, 0);
+}
+
+/* Up to nMax rows (fewer once pArena holds nMaxByte bytes); *pnRow 0 at
+** the end. */
+static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
+                         int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                         int *pnRow){
+  DsReader *p = (DsReader *)pSrc;
+  int rc;
+  *pnRow = 0;
+  if( p->bEof ) return SQLITE_OK;
+  p->pArena = pArena;
+  p->aOut = aRow;
+  p->nOut = 0;
+  p->nMax = nMax;
+  p->nMaxByte = nMaxByte;
+  p->pFilter = pFilter;
+  rc = sqlite3_step(p->pStmt);
+  *pnRow = p->nOut;
+  p->pArena = 0;
+  p->aOut = 0;
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  p->bEof = 1;
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  *pnRow = 0;
+  if( rc!=SQLITE_NOMEM ){
+    sqlite3_free(p->base.zErr);
+    p->base.zErr = sqlite3_mprintf("%s",
+                                   sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
+  }
   return rc;
+}
+
+static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+  int n;
+  int rc = dsReaderBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  return n ? SQLITE_ROW : SQLITE_DONE;
 }
 
 static void dsReaderClose(DsSource *pSrc){
@@ -775,6 +923,80 @@ static char *dsReaderCteName(const char *zBody){
 }
 
 /*
+** Up to nMax rows of pSrc at once, into aRow[], allocated in pArena; the
+** batch also ends once pArena holds nMaxByte bytes (with at least one row
+** in it).  With a filter, only rows that may find a partner are handed
+** out (the others are read and dropped).  SQLITE_OK with *pnRow rows, 0
+** only at the end of the source, or an error.
+*/
+int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
+                  i64 nMaxByte, DsRowFilter *pFilter, int *pnRow){
+  int n = 0;
+  if( pSrc->xBatch ){
+    return pSrc->xBatch(pSrc, pArena, aRow, nMax, nMaxByte, pFilter, pnRow);
+  }
+  *pnRow = 0;
+  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+    DsRow *pRow;
+    int rc = pSrc->xNext(pSrc, pArena, &pRow);
+    if( rc==SQLITE_DONE ) break;
+    if( rc!=SQLITE_ROW ) return rc;
+    if( pFilter && ((pRow->flags & DS_ROW_NULLKEY)
+                    || !pFilter->xMayMatch(pFilter, pRow->hash)) ){
+      dsArenaUndo(pArena, pRow);
+      continue;
+    }
+    aRow[n++] = pRow;
+  }
+  *pnRow = n;
+  return SQLITE_OK;
+}
+
+/* The name of column i of a reader's row: its key columns aiKey[], then
+** the columns aiPay[], as numbered by the CTE's column list. */
+static int dsReaderColumn(int i, int nKey, const int *aiKey,
+                          const int *aiPay){
+  return i<nKey ? aiKey[i] : aiPay[i-nKey];
+}
+
+/*
+** The SQL of a reader (see above).  An input that is a plain scan of one
+** table (dsBodyIsPlainScan) is read directly, with ds_input_row() in the
+** WHERE clause of the flattened scan: such a body has no terms that it
+** could be tested before or pushed into, and the co-routine of the
+** general form costs as much per row as the rest of reading.
+*/
+static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
+                        const char *zCte, int nKey, const int *aiKey,
+                        int nPay, const int *aiPay){
+  int n = nKey + nPay;
+  int i;
+  if( !pIn->bPlainScan ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
+  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
+  for(i=0; i<pIn->nCol; i++){
+    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
+  }
+  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+  if( pIn->bPlainScan ){
+    sqlite3_str_appendf(pSql, "0 FROM \"%w\" WHERE ds_input_row(?1", zCte);
+    for(i=0; i<n; i++){
+      sqlite3_str_appendf(pSql, ",c%d", dsReaderColumn(i, nKey, aiKey, aiPay));
+    }
+    sqlite3_str_appendall(pSql, ")");
+    return;
+  }
+  for(i=0; i<n; i++){
+    sqlite3_str_appendf(pSql, "%sc%d AS x%d", i ? "," : "",
+                        dsReaderColumn(i, nKey, aiKey, aiPay), i);
+  }
+  if( n==0 ) sqlite3_str_appendall(pSql, "0");
+  sqlite3_str_appendf(pSql, " FROM \"%w\" LIMIT -1\n)"
+                           " WHERE ds_input_row(?1", zCte);
+  for(i=0; i<n; i++) sqlite3_str_appendf(pSql, ",x%d", i);
+  sqlite3_str_appendall(pSql, ")");
+}
+
+/*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
 */
@@ -785,21 +1007,11 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   DsReader *p;
   char *zSql;
   char *zCte = dsReaderCteName(pIn->zBody);
-  int i, rc;
+  int rc;
   *ppSrc = 0;
   if( zCte==0 ) return SQLITE_NOMEM;
   pSql = sqlite3_str_new(pConn->db);
-  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
-  for(i=0; i<pIn->nCol; i++){
-    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
-  }
-  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
-  for(i=0; i<nKey+nPay; i++){
-    int iCol = i<nKey ? aiKey[i] : aiPay[i-nKey];
-    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", iCol);
-  }
-  if( nKey+nPay==0 ) sqlite3_str_appendall(pSql, "0");
-  sqlite3_str_appendf(pSql, " FROM \"%w\"", zCte);
+  dsReaderSql(pSql, pIn, zCte, nKey, aiKey, nPay, aiPay);
   sqlite3_free(zCte);
   zSql = sqlite3_str_finish(pSql);
   if( zSql==0 ) return SQLITE_NOMEM;
@@ -810,6 +1022,7 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   }
   memset(p, 0, sizeof(*p));
   p->base.xNext = dsReaderNext;
+  p->base.xBatch = dsReaderBatch;
   p->base.xClose = dsReaderClose;
   p->nCol = nKey + nPay;
   p->nKeyCol = nKey;
@@ -822,6 +1035,9 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
   sqlite3_free(zSql);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
+  }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
       *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
@@ -869,30 +1085,6 @@ static int dsStat1Rows(sqlite3 *db, const DsInput *pIn, i64 *pnRow){
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* Is pIn an ordinary table (not a view, nor a virtual table)?  Sets
-** *pbTable; SQLITE_OK or SQLITE_NOMEM. */
-static int dsInputIsTable(sqlite3 *db, const DsInput *pIn, int *pbTable){
-  sqlite3_stmt *pStmt = 0;
-  int rc;
-  *pbTable = 0;
-  if( pIn->zName==0 ) return SQLITE_OK;
-  rc = sqlite3_prepare_v2(db, pIn->zSchema
-        ? "SELECT type FROM pragma_table_list(?1, ?2)"
-        : "SELECT type FROM pragma_table_list(?1)", -1, &pStmt, 0);
-  if( rc==SQLITE_OK ){
-    sqlite3_bind_text(pStmt, 1, pIn->zName, -1, SQLITE_STATIC);
-    if( pIn->zSchema ) sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, SQLITE_STATIC);
-    rc = sqlite3_step(pStmt);
-    if( rc==SQLITE_ROW ){
-      const char *zType = (const char *)sqlite3_column_text(pStmt, 0);
-      if( zType==0 ) rc = SQLITE_NOMEM;
-      *pbTable = zType && sqlite3_stricmp(zType, "table")==0;
-    }
-  }
-  sqlite3_finalize(pStmt);
-  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
-}
-
 /* The count zSql (may be NULL: out of memory) gives, or -1. */
 static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
   sqlite3_stmt *pStmt = 0;
@@ -908,8 +1100,9 @@ static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
 
 /*
 ** The rows of pIn, found out cheaply: from sqlite_stat1 for an analyzed
-** table; else counted, where an ordinary table is counted whole (SQLite
-** counts a b-tree without decoding its rows) but a view or query is read
+** table; else counted, where a plain scan of one table (a table, or a
+** view or query that only reads one) is counted whole (SQLite
+** counts a b-tree without decoding its rows) but any other is read
 ** only up to nCap rows.  *pbAtLeast is set when the count stopped at nCap
 ** (the input has at least that many rows).  *pnRow is -1 if the size
 ** cannot be found out.  Returns SQLITE_NOMEM if memory ran out on the
@@ -919,17 +1112,14 @@ static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
 int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast){
   char *zSql;
-  int bTable = 0;
   int rc = SQLITE_OK;
   *pbAtLeast = 0;
   *pnRow = -1;
   if( pIn->zName ){
     rc = dsStat1Rows(db, pIn, pnRow);
     if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
-    rc = dsInputIsTable(db, pIn, &bTable);
-    if( rc!=SQLITE_OK ) return rc;
   }
-  if( bTable ){
+  if( pIn->bPlainScan ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
     rc = dsCountRows(db, zSql, pnRow);
   }else{

@@ -83,9 +83,28 @@ struct DsJoinTable {
   i64 anRow[2];           /* estimated rows of each input */
 };
 
+/*
+** The JSON object of a side's row is kept with a copy of the row's values
+** it was made from: a join often produces one row of a side many times in
+** a row (each probe row with every build row of its key), and the same
+** values give the same text, so it is made once.  The same text also lets
+** SQLite's JSON functions reuse their parse of it.
+*/
+typedef struct DsJsonCache DsJsonCache;
+struct DsJsonCache {
+  DsText json;            /* the object */
+  u8 *aImg;               /* the row's packed values it was made from */
+  u32 nImg;               /* bytes in aImg; valid only if bValid */
+  u32 nAlloc;             /* bytes allocated for aImg */
+  int bValid;
+};
+
 typedef struct DsJoinCursor DsJoinCursor;
 struct DsJoinCursor {
   sqlite3_vtab_cursor base;
+  /* xColumn of the form: a pointer, so that the two stay apart and the
+  ** typed form's small one is not weighed down by the JSON one. */
+  int (*xColumn)(DsJoinCursor *, sqlite3_context *, int);
   DsConn *pConn;
   DsJoinTable *pTab;
   sqlite3_value *apArg[DS_N_ARG];   /* the arguments, for hidden columns */
@@ -98,9 +117,9 @@ struct DsJoinCursor {
   int bWantKey;
   DsJoin *pJoin;
   DsRow *apRow[2];        /* the current pair */
-  DsValue *aaVal[2];      /* room to decode a row of each side */
-  int abDecoded[2];       /* aaVal[i] holds apRow[i] decoded */
+  DsRowDecoder aDec[2];   /* the values of apRow[i], as asked for */
   DsText text;            /* reused for JSON text */
+  DsJsonCache aJson[2];   /* the last JSON object made of each side */
   i64 iRowid;
   int bEof;
 };
@@ -237,6 +256,9 @@ static int dsJoinDisconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
+static int dsJoinTableColumn(DsJoinCursor *, sqlite3_context *, int);
+static int dsJoinFunctionColumn(DsJoinCursor *, sqlite3_context *, int);
+
 static int dsJoinOpenCursor(sqlite3_vtab *pVtab,
                             sqlite3_vtab_cursor **ppCur){
   DsJoinTable *pTab = (DsJoinTable *)pVtab;
@@ -245,6 +267,7 @@ static int dsJoinOpenCursor(sqlite3_vtab *pVtab,
   memset(pCur, 0, sizeof(*pCur));
   pCur->pConn = pTab->pConn;
   pCur->pTab = pTab;
+  pCur->xColumn = pTab->bTyped ? dsJoinTableColumn : dsJoinFunctionColumn;
   pCur->bEof = 1;
   *ppCur = &pCur->base;
   return SQLITE_OK;
@@ -261,17 +284,17 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
     sqlite3_free(pCur->aaiKey[i]);
     sqlite3_free(pCur->aaiPay[i]);
     sqlite3_free(pCur->aaiSlot[i]);
-    sqlite3_free(pCur->aaVal[i]);
+    sqlite3_free(pCur->aDec[i].aVal);
     pCur->aaiKey[i] = pCur->aaiPay[i] = pCur->aaiSlot[i] = 0;
-    pCur->aaVal[i] = 0;
+    memset(&pCur->aDec[i], 0, sizeof(pCur->aDec[i]));
     pCur->anPay[i] = 0;
     pCur->apRow[i] = 0;
-    pCur->abDecoded[i] = 0;
   }
   for(i=0; i<DS_N_ARG; i++){
     sqlite3_value_free(pCur->apArg[i]);
     pCur->apArg[i] = 0;
   }
+  pCur->aJson[0].bValid = pCur->aJson[1].bValid = 0;
   pCur->nKey = 0;
   pCur->bEof = 1;
   pCur->iRowid = 0;
@@ -279,8 +302,13 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
 
 static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
+  int i;
   dsJoinCursorReset(pCur);
   dsTextFree(&pCur->text);
+  for(i=0; i<2; i++){
+    dsTextFree(&pCur->aJson[i].json);
+    sqlite3_free(pCur->aJson[i].aImg);
+  }
   sqlite3_free(pCur);
   return SQLITE_OK;
 }
@@ -306,9 +334,9 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   DsJoinSpec spec;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    pCur->aaVal[i] = sqlite3_malloc64(
+    pCur->aDec[i].aVal = sqlite3_malloc64(
         sizeof(DsValue) * (size_t)(pCur->nKey + pCur->anPay[i] + 1));
-    if( pCur->aaVal[i]==0 ) rc = SQLITE_NOMEM;
+    if( pCur->aDec[i].aVal==0 ) rc = SQLITE_NOMEM;
   }
   if( rc!=SQLITE_OK ) return rc;
   memset(&spec, 0, sizeof(spec));
@@ -332,7 +360,11 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   if( rc!=SQLITE_OK ) return rc;
   pCur->bEof = 0;
   rc = dsJoinNext(pCur->pJoin, pCur->apRow, pzErr);
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  if( rc==SQLITE_ROW ){
+    dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
+    dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
+    return SQLITE_OK;
+  }
   if( rc==SQLITE_DONE ){
     pCur->bEof = 1;
     return SQLITE_OK;
@@ -427,8 +459,11 @@ static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
   pCur->pTab->typed.nActive--;
   pCur->iRowid++;
-  pCur->abDecoded[0] = pCur->abDecoded[1] = 0;
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  if( rc==SQLITE_ROW ){
+    dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
+    dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
+    return SQLITE_OK;
+  }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
   dsVtabSetError(pCursor->pVtab, zErr);
@@ -439,22 +474,47 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
   return ((DsJoinCursor *)pCursor)->bEof;
 }
 
-/* The JSON object of row pRow of side iSide, into pCur->text. */
-static void dsJoinRowJson(DsJoinCursor *pCur, int iSide, const DsRow *pRow){
-  DsValue *aVal = pCur->aaVal[iSide];
-  dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], aVal);
-  dsJsonObject(&pCur->text, pCur->apIn[iSide], pCur->aaiSlot[iSide], aVal);
+/*
+** The JSON object of the current row of side iSide: the one made last
+** time if the row holds the same values, else a new one.  NULL after an
+** allocation failure.
+*/
+static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
+  const DsRow *pRow = pCur->apRow[iSide];
+  DsJsonCache *pCache = &pCur->aJson[iSide];
+  DsRowDecoder *pDec = &pCur->aDec[iSide];
+  if( pCache->bValid && pCache->nImg==pRow->nData
+   && memcmp(pCache->aImg, pRow->aData, pRow->nData)==0 ){
+    return &pCache->json;
+  }
+  pCache->bValid = 0;
+  if( pRow->nData > pCache->nAlloc ){
+    u8 *aNew = sqlite3_realloc64(pCache->aImg, pRow->nData);
+    if( aNew==0 ) return 0;
+    pCache->aImg = aNew;
+    pCache->nAlloc = pRow->nData;
+  }
+  dsDecoderValue(pDec, pCur->nKey + pCur->anPay[iSide] - 1);
+  dsTextReset(&pCache->json);
+  dsJsonObject(&pCache->json, pCur->apIn[iSide], pCur->aaiSlot[iSide],
+               pDec->aVal);
+  if( pCache->json.rc ) return 0;
+  if( pRow->nData ) memcpy(pCache->aImg, pRow->aData, pRow->nData);
+  pCache->nImg = pRow->nData;
+  pCache->bValid = 1;
+  return &pCache->json;
 }
 
-/* The key: one value, or a JSON array of the parts. */
+/* The key of side iSide's row: one value, or a JSON array of the parts. */
 static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
-                            const DsRow *pRow, DsValue *aVal){
-  dsRowValues(pRow, pCur->nKey, aVal);
+                            int iSide){
+  DsRowDecoder *pDec = &pCur->aDec[iSide];
+  dsDecoderValue(pDec, pCur->nKey - 1);
   if( pCur->nKey==1 ){
-    dsValueResult(ctx, &aVal[0]);
+    dsValueResult(ctx, &pDec->aVal[0]);
     return;
   }
-  dsJsonArray(&pCur->text, aVal, pCur->nKey);
+  dsJsonArray(&pCur->text, pDec->aVal, pCur->nKey);
 }
 
 /* Column iCol of the table-valued form. */
@@ -471,13 +531,19 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
     int iSide = pCur->apRow[0] ? 0 : 1;
     pRow = pCur->apRow[iSide];
     if( pRow==0 ) return SQLITE_OK;
-    dsJoinKeyResult(pCur, ctx, pRow, pCur->aaVal[iSide]);
+    dsJoinKeyResult(pCur, ctx, iSide);
     if( pCur->nKey==1 ) return SQLITE_OK;
   }else{
     int iSide = iCol - JCOL_LEFT;
-    pRow = pCur->apRow[iSide];
-    if( pRow==0 ) return SQLITE_OK;
-    dsJoinRowJson(pCur, iSide, pRow);
+    DsText *pJson;
+    if( pCur->apRow[iSide]==0 ) return SQLITE_OK;
+    pJson = dsJoinRowJson(pCur, iSide);
+    if( pJson==0 ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      dsTextResult(ctx, pJson, 1);
+    }
+    return SQLITE_OK;
   }
   dsTextResult(ctx, &pCur->text, 1);
   return SQLITE_OK;
@@ -485,7 +551,8 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
 
 /*
 ** Column iCol of the CREATE form: the value itself, NULL for the missing
-** side of an outer-join row.  A row is decoded once, on its first column.
+** side of an outer-join row.  A row's values are decoded only as far as
+** the columns asked for, each once.
 */
 static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
                              int iCol){
@@ -497,19 +564,14 @@ static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
   if( pRow==0 || c>=pCur->apIn[iSide]->nCol ) return SQLITE_OK;
   iSlot = pCur->aaiSlot[iSide][c];
   if( iSlot<0 ) return SQLITE_OK;
-  if( !pCur->abDecoded[iSide] ){
-    dsRowValues(pRow, pCur->nKey + pCur->anPay[iSide], pCur->aaVal[iSide]);
-    pCur->abDecoded[iSide] = 1;
-  }
-  dsValueResult(ctx, &pCur->aaVal[iSide][iSlot]);
+  dsValueResult(ctx, dsDecoderValue(&pCur->aDec[iSide], iSlot));
   return SQLITE_OK;
 }
 
 static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                         int iCol){
   DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
-  if( pCur->pTab->bTyped ) return dsJoinTableColumn(pCur, ctx, iCol);
-  return dsJoinFunctionColumn(pCur, ctx, iCol);
+  return pCur->xColumn(pCur, ctx, iCol);
 }
 
 static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){

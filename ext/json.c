@@ -195,6 +195,46 @@ static int dsReadsBackAs(const char *z, double r){
   return (bNeg ? -v : v)==r;
 }
 
+/*
+** Can no 15-digit decimal read back as the positive finite real a?  Most
+** reals need 17 digits, and finding that out without writing the 15
+** first halves the cost of their JSON.  Exact where it answers 1: with
+** the decimal exponent e of a in the range where 10^|14-e| is exact, the
+** 15-digit mantissa m = a * 10^(14-e) is computed with one rounding (so
+** the true one is m-1, m or m+1, all below 2^53), and each candidate is
+** tried with one correctly rounded division or multiplication, as in
+** dsReadsBackAs().  Elsewhere (and near powers of ten) it answers 0:
+** "perhaps", and the caller writes the 15 digits and checks them.
+*/
+static int dsRealNeeds17(double a){
+  static const double aPow10[] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+  };
+  int e = 0;
+  int k;
+  double m;
+  i64 c;
+  /* The decimal exponent: 10^e <= a < 10^(e+1), for 1e-8 <= a < 1e22. */
+  if( a<1e-8 || a>=1e22 ) return 0;
+  if( a>=1.0 ){
+    while( e<22 && a>=aPow10[e+1] ) e++;
+  }else{
+    /* 10^e is not exact here: leave values near it to the caller. */
+    while( a*aPow10[-e] < 1.0 ) e--;
+    if( a*aPow10[-e]<1.000001 || a*aPow10[-e]>=9.999999 ) return 0;
+  }
+  k = 14 - e;                     /* m = a * 10^k, k in -7 .. 22 */
+  if( k<-22 || k>22 ) return 0;
+  m = k>=0 ? a * aPow10[k] : a / aPow10[-k];
+  if( m<1e14 || m>=1e15 ) return 0;
+  for(c=(i64)m - 1; c<=(i64)m + 1; c++){
+    double v = k>=0 ? (double)c / aPow10[k] : (double)c * aPow10[-k];
+    if( v==a ) return 0;
+  }
+  return 1;
+}
+
 /* A finite real: 15 significant digits when they read back, else 17. */
 static void dsJsonReal(DsText *pOut, double r){
   char aBuf[48];
@@ -203,8 +243,9 @@ static void dsJsonReal(DsText *pOut, double r){
     dsTextAppend(pOut, "0.0", 3);
     return;
   }
-  sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.15g", r);
-  if( !dsReadsBackAs(aBuf, r) ){
+  if( dsRealNeeds17(r<0.0 ? -r : r)
+   || (sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.15g", r),
+       !dsReadsBackAs(aBuf, r)) ){
     sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.17g", r);
   }
   n = (int)strlen(aBuf);

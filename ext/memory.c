@@ -84,8 +84,10 @@ static i64 dsArenaChunkCap(const DsArena *p){
   return pConn ? pConn->nMemLimit / 16 : DS_CHUNK_MAX;
 }
 
-/* Start a new chunk able to hold at least n bytes.  NULL on OOM. */
-static void *dsArenaGrow(DsArena *p, i64 n){
+/* Start a new chunk able to hold at least n bytes (a multiple of 8) and
+** allocate them from it: dsArenaAlloc() when the chunk is full.  NULL on
+** OOM. */
+void *dsArenaGrow(DsArena *p, i64 n){
   i64 nChunk = p->nNext;
   i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
   DsChunk *pNew;
@@ -101,19 +103,8 @@ static void *dsArenaGrow(DsArena *p, i64 n){
   if( p->nNext < DS_CHUNK_MAX && p->nNext < dsArenaChunkCap(p) ){
     p->nNext *= 2;
   }
-  return p->pFree;
-}
-
-/* n bytes aligned to 8, valid until the arena is reset or cleared. */
-void *dsArenaAlloc(DsArena *p, i64 n){
-  u8 *pRet;
-  n = (n + 7) & ~(i64)7;
-  if( p->pEnd - p->pFree < n ){
-    if( dsArenaGrow(p, n)==0 ) return 0;
-  }
-  pRet = p->pFree;
   p->pFree += n;
-  return pRet;
+  return p->pFree - n;
 }
 
 /* The bytes dsArenaAlloc(p, n) would take from the allocator: none if n

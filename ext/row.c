@@ -38,8 +38,6 @@
 #define DS_SEED_TEXT 0xc2b2ae3d27d4eb4fULL
 #define DS_SEED_BLOB 0x165667b19e3779f9ULL
 
-static i64 dsGetI64(const u8 *p){ i64 v; memcpy(&v, p, 8); return v; }
-static double dsGetF64(const u8 *p){ double v; memcpy(&v, p, 8); return v; }
 static u32 dsGetU32(const u8 *p){ u32 v; memcpy(&v, p, 4); return v; }
 
 /* If r holds an integer in int64 range, store it in *pi and return 1. */
@@ -62,25 +60,6 @@ static int dsIntRealCompare(i64 i, double r){
   if( r > (double)y ) return -1;
   if( r < (double)y ) return 1;
   return 0;
-}
-
-const u8 *dsValueDecode(const u8 *p, DsValue *pVal){
-  pVal->eType = *p++;
-  switch( pVal->eType ){
-    case DS_INT:
-      pVal->i = dsGetI64(p);
-      return p + 8;
-    case DS_REAL:
-      pVal->r = dsGetF64(p);
-      return p + 8;
-    case DS_TEXT:
-    case DS_BLOB:
-      pVal->n = (int)dsGetU32(p);
-      pVal->z = p + 4;
-      return p + 4 + pVal->n;
-    default:
-      return p;
-  }
 }
 
 const u8 *dsValueSkip(const u8 *p){
@@ -120,57 +99,11 @@ void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
 
 
 /*
-** Make a row of the first nCol result columns of pStmt's current row, of
-** which the first nKeyCol are the key.  aVal has room for nCol values.
-** Each column is fetched once, as an sqlite3_value: the sqlite3_column_*()
-** accessors each take the connection's mutex, which on a narrow row costs
-** more than everything else here.  SQLITE_NOMEM or SQLITE_TOOBIG on
-** failure.
-*/
-int dsRowFromStmt(DsArena *pArena, sqlite3_stmt *pStmt, int nCol,
-                  int nKeyCol, DsValue *aVal, DsRow **ppRow){
-  i64 nData = 0;
-  i64 nKey = 0;
-  int i;
-  int bNull = 0;
-  DsRow *pRow;
-  u8 *p;
-
-  for(i=0; i<nCol; i++){
-    if( dsValueFromSql(sqlite3_column_value(pStmt, i), &aVal[i]) ){
-      return SQLITE_NOMEM;
-    }
-    nData += dsValueSize(&aVal[i]);
-    if( i<nKeyCol ){
-      nKey = nData;
-      bNull |= aVal[i].eType==DS_NULL;
-    }
-  }
-  if( nData > 0x7fffffff ) return SQLITE_TOOBIG;
-  pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
-  if( pRow==0 ) return SQLITE_NOMEM;
-  pRow->pNext = 0;
-  pRow->nData = (u32)nData;
-  pRow->nKey = (u32)nKey;
-  p = pRow->aData;
-  for(i=0; i<nCol; i++) p = dsValuePut(p, &aVal[i]);
-  if( bNull ){
-    pRow->flags = DS_ROW_NULLKEY;
-    pRow->hash = 0;
-  }else{
-    pRow->flags = 0;
-    pRow->hash = dsKeyHash(pRow->aData, nKeyCol);
-  }
-  *ppRow = pRow;
-  return SQLITE_OK;
-}
-
-/*
 ** Hash of one key value, chained from seed (0 for the first or only part
 ** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
 ** that holds a value rather than a packed row hashes it alike.
 */
-u64 dsValueHash(const DsValue *pVal, u64 seed){
+static inline u64 dsHashOf(const DsValue *pVal, u64 seed){
   i64 i;
   switch( pVal->eType ){
     case DS_INT:
@@ -187,6 +120,109 @@ u64 dsValueHash(const DsValue *pVal, u64 seed){
     default:
       return seed;
   }
+}
+
+u64 dsValueHash(const DsValue *pVal, u64 seed){
+  return dsHashOf(pVal, seed);
+}
+
+/*
+** Read one SQL value into *pVal (dsValueFromSql) and return the bytes it
+** takes packed, or -1 if its text could not be had (SQLITE_NOMEM).  One
+** switch on the type does both: the row maker runs this for every value
+** of every row read.
+*/
+static inline i64 dsReadValue(sqlite3_value *pIn, DsValue *pVal){
+  switch( sqlite3_value_type(pIn) ){
+    case SQLITE_INTEGER:
+      pVal->eType = DS_INT;
+      pVal->i = sqlite3_value_int64(pIn);
+      return 9;
+    case SQLITE_FLOAT:
+      pVal->eType = DS_REAL;
+      pVal->r = sqlite3_value_double(pIn);
+      return 9;
+    case SQLITE_NULL:
+      pVal->eType = DS_NULL;
+      return 1;
+    default:
+      if( dsValueFromSql(pIn, pVal) ) return -1;
+      return 5 + (i64)pVal->n;
+  }
+}
+
+/*
+** Can a row whose key is the nKeyCol values apIn[] get past pFilter?  Not
+** if its key is NULL.  The test alone, done before a row is made, for the
+** rows of a selective join that find nothing: a single INTEGER key, the
+** commonest, is hashed with no detour through a DsValue.  aVal has room
+** for nKeyCol values.
+*/
+int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
+                     DsRowFilter *pFilter){
+  u64 hash = 0;
+  int i;
+  if( nKeyCol==1 && sqlite3_value_type(apIn[0])==SQLITE_INTEGER ){
+    i64 v = sqlite3_value_int64(apIn[0]);
+    return pFilter->xMayMatch(pFilter, XXH3_64bits_withSeed(&v, 8, 0));
+  }
+  for(i=0; i<nKeyCol; i++){
+    if( dsReadValue(apIn[i], &aVal[i])<0 ) return 1;  /* let the row say */
+    if( aVal[i].eType==DS_NULL ) return 0;
+    hash = dsHashOf(&aVal[i], hash);
+  }
+  return pFilter->xMayMatch(pFilter, hash);
+}
+
+/*
+** Make a row of the nCol values apIn[], of which the first nKeyCol are the
+** key.  aVal has room for nCol values.  The key is read and hashed first:
+** with a filter, a row whose key is NULL or whose hash the filter rejects
+** cannot find a partner, so it is not made at all (*ppRow is NULL) and its
+** other values are never even read.  SQLITE_NOMEM or SQLITE_TOOBIG on
+** failure.
+*/
+int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
+                    int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
+                    DsRow **ppRow){
+  i64 nData = 0;
+  i64 nKey;
+  u64 hash = 0;
+  int i;
+  u8 flags = 0;
+  DsRow *pRow;
+  u8 *p;
+
+  *ppRow = 0;
+  for(i=0; i<nKeyCol; i++){
+    i64 n = dsReadValue(apIn[i], &aVal[i]);
+    if( n<0 ) return SQLITE_NOMEM;
+    nData += n;
+    if( aVal[i].eType==DS_NULL ) flags = DS_ROW_NULLKEY;
+    hash = dsHashOf(&aVal[i], hash);
+  }
+  if( flags ) hash = 0;
+  if( pFilter && (flags || !pFilter->xMayMatch(pFilter, hash)) ){
+    return SQLITE_OK;
+  }
+  nKey = nData;
+  for(i=nKeyCol; i<nCol; i++){
+    i64 n = dsReadValue(apIn[i], &aVal[i]);
+    if( n<0 ) return SQLITE_NOMEM;
+    nData += n;
+  }
+  if( nData > 0x7fffffff ) return SQLITE_TOOBIG;
+  pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
+  if( pRow==0 ) return SQLITE_NOMEM;
+  pRow->pNext = 0;
+  pRow->hash = hash;
+  pRow->nData = (u32)nData;
+  pRow->nKey = (u32)nKey;
+  pRow->flags = flags;
+  p = pRow->aData;
+  for(i=0; i<nCol; i++) p = dsValuePut(p, &aVal[i]);
+  *ppRow = pRow;
+  return SQLITE_OK;
 }
 
 /* The hash of a key of nKeyCol packed values starting at aKey. */

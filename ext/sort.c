@@ -401,17 +401,19 @@ static int dsMergerNext(DsSorter *p, DsMerger *m, DsRow **ppRow){
 }
 
 /*
-** Runs merged at once: as many as half the budget has read buffers for
-** (one spill buffer and one arena chunk each), and few enough that two
-** sorters merging at once stay far below the usual limit of 1024 open
-** files.
+** Runs merged at once: as many as three eighths of the budget have read
+** buffers for (one spill buffer and one arena chunk each), so that the
+** two sorters of a merge join, merging at once, leave a quarter of it for
+** the rest (the rows of one key on each side, the other sorter's arena
+** growing by a chunk while it gathers); and few enough that they stay far
+** below the usual limit of 1024 open files.
 */
 static int dsMergeFanIn(DsOp *pOp){
   i64 nBuf = pOp->pConn->nMemLimit / 64;
   i64 nFan;
   if( nBuf < 4096 ) nBuf = 4096;
   if( nBuf > 256*1024 ) nBuf = 256*1024;
-  nFan = (pOp->pConn->nMemLimit / 2) / (nBuf + 8192);
+  nFan = (pOp->pConn->nMemLimit/2 - pOp->pConn->nMemLimit/8) / (nBuf + 8192);
   if( nFan < 2 ) nFan = 2;
   if( nFan > 128 ) nFan = 128;
   return (int)nFan;
@@ -572,12 +574,15 @@ static i64 dsSorterFirstAlloc(const DsOp *pOp){
 
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
 static int dsSorterGather(DsSorter *p, DsSource *pSrc){
+  DsRow *aRow[DS_BATCH];
   dsOpStep(p->pOp, "sort input");
   for(;;){
-    DsRow *pRow;
-    int rc = pSrc->xNext(pSrc, &p->arena, &pRow);
-    if( rc==SQLITE_DONE ) return SQLITE_OK;
-    if( rc!=SQLITE_ROW ) return rc;
+    int i, n;
+    /* A batch at a time: no more than the room left in the entry array,
+    ** nor than 1/256 of the budget, so that a sorter goes little past
+    ** being full before it notices. */
+    int nMax = DS_BATCH;
+    int rc;
     if( p->nEntry==p->nAlloc ){
       i64 nNew = p->nAlloc ? p->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
       DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
@@ -586,9 +591,16 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
       p->aEntry = aNew;
       p->nAlloc = nNew;
     }
-    p->aEntry[p->nEntry].prefix = dsSortPrefix(pRow, p->eOrder);
-    p->aEntry[p->nEntry].pRow = pRow;
-    p->nEntry++;
+    if( nMax > p->nAlloc - p->nEntry ) nMax = (int)(p->nAlloc - p->nEntry);
+    rc = dsSourceBatch(pSrc, &p->arena, aRow, nMax,
+                       p->arena.nByte + p->pOp->pConn->nMemLimit/256, 0, &n);
+    if( rc!=SQLITE_OK ) return rc;
+    if( n==0 ) return SQLITE_OK;
+    for(i=0; i<n; i++){
+      p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder);
+      p->aEntry[p->nEntry].pRow = aRow[i];
+      p->nEntry++;
+    }
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
       if( rc!=SQLITE_OK ) return rc;
