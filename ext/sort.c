@@ -560,6 +560,22 @@ static int dsSorterFull(const DsSorter *p){
 }
 
 /*
+** Would growing the entry array to nNew entries pass the budget?  The
+** array grows by doubling, and sorting needs a second one as large: a
+** sorter whose array doubles just before it is full would go past the
+** limit by a quarter of what it holds (seen with two sorters of a merge
+** join, one merging while the other gathers).  Never while the rows
+** gathered are fewer than DS_MIN_RUN bytes' worth.
+*/
+static int dsSorterGrowthWouldExceed(const DsSorter *p, i64 nNew){
+  const DsConn *pConn = p->pOp->pConn;
+  i64 nMore = (nNew - p->nAlloc) * 2 * (i64)sizeof(DsSortEntry);
+  if( p->nEntry==0 || p->arena.nByte<=DS_MIN_RUN ) return 0;
+  return pConn->nMemUsed + p->nAlloc*(i64)sizeof(DsSortEntry) + nMore
+           > pConn->nMemLimit;
+}
+
+/*
 ** Entries in the first entry array: 1024, or fewer under a small budget.
 ** The array and the second one sorting needs must take a small part of
 ** the sorter's half of the budget: were they to fill it alone, every row
@@ -585,8 +601,17 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     int rc;
     if( p->nEntry==p->nAlloc ){
       i64 nNew = p->nAlloc ? p->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
-      DsSortEntry *aNew = dsRealloc(&p->pOp->mem, p->aEntry,
-                                    nNew * (i64)sizeof(DsSortEntry));
+      DsSortEntry *aNew;
+      if( dsSorterGrowthWouldExceed(p, nNew) ){
+        /* Doubling the array now would take the connection past its
+        ** limit in one step, before any check: write a run instead. */
+        rc = dsSorterFlushRun(p);
+        if( rc!=SQLITE_OK ) return rc;
+        dsOpStep(p->pOp, "sort input");
+        continue;
+      }
+      aNew = dsRealloc(&p->pOp->mem, p->aEntry,
+                       nNew * (i64)sizeof(DsSortEntry));
       if( aNew==0 ) return SQLITE_NOMEM;
       p->aEntry = aNew;
       p->nAlloc = nNew;
