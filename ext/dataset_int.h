@@ -735,8 +735,6 @@ int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill);
 int dsSpillWrite(DsSpill *p, const DsRow *pRow);
 int dsSpillRewind(DsSpill *p);
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
-i64 dsSpillRows(const DsSpill *p);
-i64 dsSpillBytes(const DsSpill *p);
 void dsSpillClose(DsSpill *p);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
@@ -804,7 +802,6 @@ void dsBlockCrossFree(DsBlockCross *p);
 typedef struct DsSorter DsSorter;
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
-int dsSorterStable(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
 
 /*************************************************************************

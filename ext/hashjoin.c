@@ -170,11 +170,10 @@ static int dsListPushCopy(DsArena *pArena, DsRow **ppList, const DsRow *pRow){
   return SQLITE_OK;
 }
 
-/* Bytes the hash directory for n rows will take (as dsHashTableInit
-** sizes it: a power of two, at least 16 slots). */
+/* Bytes the hash directory for n rows will take, as the table sizes it
+** (dsHashTableDirectoryBytes); the rows in one sub-table at worst. */
 static i64 dsDirectoryBytes(i64 n){
-  i64 nSlot = n<=16 ? 16 : (i64)1 << (64 - __builtin_clzll((u64)(n - 1)));
-  return nSlot * (i64)sizeof(DsRow *);
+  return dsHashTableDirectoryBytes(&n, 1);
 }
 
 /*
@@ -521,7 +520,7 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       }
     }
     pRow = p->aBatch[p->iBatch++];
-    /* Rows skipped here never reach the tick of PH_PROBE. */
+    /* The one tick per probe row, skipped or not. */
     if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
     if( pRow->flags & DS_ROW_NULLKEY ){
       if( p->bKeepProbe ){ *ppAlone = pRow; return SQLITE_OK; }
@@ -926,7 +925,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
             return dsHashEmit(p, ap, 0, pProbe);
           }
         }
-        if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
+        /* dsHashNextProbe() ticks for each probe row it hands out. */
         if( (rc = dsHashNextProbe(p, &pAlone))!=SQLITE_OK ) return rc;
         if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
         if( p->pProbe==0 ){

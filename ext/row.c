@@ -103,13 +103,18 @@ void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
 ** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
 ** that holds a value rather than a packed row hashes it alike.
 */
+/* The hash of an integer, and of a real equal to one (1 = 1.0). */
+static inline u64 dsHashInt(i64 v, u64 seed){
+  return XXH3_64bits_withSeed(&v, 8, seed);
+}
+
 static inline u64 dsHashOf(const DsValue *pVal, u64 seed){
   i64 i;
   switch( pVal->eType ){
     case DS_INT:
-      return XXH3_64bits_withSeed(&pVal->i, 8, seed);
+      return dsHashInt(pVal->i, seed);
     case DS_REAL:
-      if( dsRealIsInt(pVal->r, &i) ) return XXH3_64bits_withSeed(&i, 8, seed);
+      if( dsRealIsInt(pVal->r, &i) ) return dsHashInt(i, seed);
       return XXH3_64bits_withSeed(&pVal->r, 8, seed ^ DS_SEED_REAL);
     case DS_TEXT:
       return XXH3_64bits_withSeed(pVal->z, (size_t)pVal->n,
@@ -163,8 +168,8 @@ int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
   u64 hash = 0;
   int i;
   if( nKeyCol==1 && sqlite3_value_type(apIn[0])==SQLITE_INTEGER ){
-    i64 v = sqlite3_value_int64(apIn[0]);
-    return pFilter->xMayMatch(pFilter, XXH3_64bits_withSeed(&v, 8, 0));
+    return pFilter->xMayMatch(pFilter,
+                              dsHashInt(sqlite3_value_int64(apIn[0]), 0));
   }
   for(i=0; i<nKeyCol; i++){
     if( dsReadValue(apIn[i], &aVal[i])<0 ) return 1;  /* let the row say */

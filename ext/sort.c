@@ -737,11 +737,6 @@ int dsSorterNext(DsSorter *p, DsRow **ppRow){
   return SQLITE_ROW;
 }
 
-/* True if every row stays valid until the sorter is closed. */
-int dsSorterStable(const DsSorter *p){
-  return p->nRun==0;
-}
-
 void dsSorterClose(DsSorter *p){
   if( p ){
     int i;

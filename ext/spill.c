@@ -314,8 +314,6 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
   return SQLITE_ROW;
 }
 
-i64 dsSpillRows(const DsSpill *p){ return p->nRow; }
-i64 dsSpillBytes(const DsSpill *p){ return p->nByte; }
 
 void dsSpillClose(DsSpill *p){
   if( p ){
