@@ -216,8 +216,6 @@ struct DsRowFilter {
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);
-int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
-                     DsRowFilter *pFilter);
 const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
@@ -640,7 +638,7 @@ static inline const void *dsHashTableSlotAddr(const DsHashTable *p,
 /*
 ** A Bloom filter of key hashes (hashtable.c): a power-of-two array of
 ** 64-bit words; a hash sets three bits of one word.  The bits come from
-** the hash itself (XXH3: every bit is as good as another), the three bit
+** the hash itself (every bit is as good as another), the three bit
 ** positions from its low 18 bits and the word from the bits above them,
 ** below the 5 high bits that choose a partition (so the filter of one
 ** partition, whose hashes share those, still spreads).  One word per key

@@ -33,11 +33,11 @@
 ** the extension keeps no writable static data, see concurrency.test). */
 static const i64 aNoOffsets[2] = { 0, 0 };
 
-/* Slots for n rows: a power of two, at least n. */
+/* Slots for n rows: a power of two, at least n.  Without a loop: the
+** hash join asks this for every build row it reads (dsHashOverBudget). */
 static i64 dsHashSlots(i64 n){
-  i64 nSlot = 1;
-  while( nSlot < n ) nSlot *= 2;
-  return nSlot;
+  if( n<=1 ) return 1;
+  return (i64)1 << (64 - __builtin_clzll((u64)(n - 1)));
 }
 
 /* Bytes the directories of sub-tables of these row counts will take. */

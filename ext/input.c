@@ -821,12 +821,8 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
     return;
   }
   p->base.nRow++;
-  if( p->pFilter && !dsValuesMayMatch(argv + 1, p->nKeyCol, p->aVal,
-                                      p->pFilter) ){
-    return;
-  }
   rc = dsRowFromValues(p->pArena, argv + 1, p->nCol, p->nKeyCol, p->aVal,
-                       0, &pRow);
+                       p->pFilter, &pRow);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);

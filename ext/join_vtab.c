@@ -114,6 +114,8 @@ struct DsJoinCursor {
   int anPay[2];
   int *aaiPay[2];
   int *aaiSlot[2];        /* input column -> value index in a row, or -1 */
+  int *aColSlot;          /* typed column -> 2*value index + side, or -1 */
+  int nColSlot;           /* entries in aColSlot */
   int bWantKey;
   DsJoin *pJoin;
   DsRow *apRow[2];        /* the current pair */
@@ -290,6 +292,9 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
     pCur->anPay[i] = 0;
     pCur->apRow[i] = 0;
   }
+  sqlite3_free(pCur->aColSlot);
+  pCur->aColSlot = 0;
+  pCur->nColSlot = 0;
   for(i=0; i<DS_N_ARG; i++){
     sqlite3_value_free(pCur->apArg[i]);
     pCur->apArg[i] = 0;
@@ -323,6 +328,26 @@ static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bAll,
                             pCur->aaiKey[iSide], bAll, aWant,
                             &pCur->aaiSlot[iSide], &pCur->aaiPay[iSide],
                             &pCur->anPay[iSide]);
+}
+
+/*
+** The typed form's map from its columns to the values of the pair's rows,
+** made once per run so that xColumn, called for every value of every
+** output row, is one lookup.
+*/
+static int dsJoinMapColumns(DsJoinCursor *pCur){
+  int nLeft = pCur->apIn[0]->nCol;
+  int n = nLeft + pCur->apIn[1]->nCol;
+  int iCol;
+  pCur->aColSlot = sqlite3_malloc64(sizeof(int) * (size_t)n);
+  if( pCur->aColSlot==0 ) return SQLITE_NOMEM;
+  for(iCol=0; iCol<n; iCol++){
+    int iSide = iCol>=nLeft;
+    int iSlot = pCur->aaiSlot[iSide][iCol - (iSide ? nLeft : 0)];
+    pCur->aColSlot[iCol] = iSlot<0 ? -1 : 2*iSlot + iSide;
+  }
+  pCur->nColSlot = n;
+  return SQLITE_OK;
 }
 
 /*
@@ -426,6 +451,7 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
   }
   sqlite3_free(aaWant[0]);
   sqlite3_free(aaWant[1]);
+  if( rc==SQLITE_OK ) rc = dsJoinMapColumns(pCur);
   if( rc!=SQLITE_OK ) return rc;
   return dsJoinCursorRun(pCur, pTab->eHint, pTab->eType,
                          (idxNum & JIDX_ORDERED)!=0, pzErr);
@@ -556,15 +582,10 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
 */
 static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
                              int iCol){
-  int nLeft = pCur->apIn[0]->nCol;
-  int iSide = iCol<nLeft ? 0 : 1;
-  int c = iSide ? iCol - nLeft : iCol;
-  const DsRow *pRow = pCur->apRow[iSide];
-  int iSlot;
-  if( pRow==0 || c>=pCur->apIn[iSide]->nCol ) return SQLITE_OK;
-  iSlot = pCur->aaiSlot[iSide][c];
-  if( iSlot<0 ) return SQLITE_OK;
-  dsValueResult(ctx, dsDecoderValue(&pCur->aDec[iSide], iSlot));
+  int m = iCol<pCur->nColSlot ? pCur->aColSlot[iCol] : -1;
+  if( m>=0 && pCur->apRow[m & 1] ){
+    dsValueResult(ctx, dsDecoderValue(&pCur->aDec[m & 1], m >> 1));
+  }
   return SQLITE_OK;
 }
 

@@ -18,7 +18,8 @@
 ** in `+a = +b` under BINARY collation: INTEGER 1 equals REAL 1.0, TEXT '1'
 ** does not equal INTEGER 1, and NULL equals nothing.  So the hash treats
 ** a REAL that holds an integer in int64 range as that integer (which also
-** folds -0.0 into 0), and everything else by its type and bytes.  A
+** folds -0.0 into 0), and everything else by its type and bytes:
+** integers with SplitMix64's finalizer, the rest with XXH3.  A
 ** composite key hashes its parts in a chain, each seeded by the last.
 **
 ** Key order, used by sorting, is SQLite's order of values: NULL first,
@@ -103,19 +104,34 @@ void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
 ** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
 ** that holds a value rather than a packed row hashes it alike.
 */
-/* The hash of an integer, and of a real equal to one (1 = 1.0). */
+/*
+** The hash of an integer, and of a real equal to one (1 = 1.0): the
+** finalizer of SplitMix64 over the value mixed with the seed, a bijection
+** of the value for each seed, with every output bit depending on every
+** input bit.  Not XXH3, as for text: integers are the commonest keys, and
+** this is a dozen instructions inline where XXH3's entry point is a call
+** that checks lengths, for every row read.
+*/
 static inline u64 dsHashInt(i64 v, u64 seed){
-  return XXH3_64bits_withSeed(&v, 8, seed);
+  u64 z = ((u64)v ^ seed) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* The hash of a REAL. */
+static inline u64 dsHashReal(double r, u64 seed){
+  i64 i;
+  if( dsRealIsInt(r, &i) ) return dsHashInt(i, seed);
+  return XXH3_64bits_withSeed(&r, 8, seed ^ DS_SEED_REAL);
 }
 
 static inline u64 dsHashOf(const DsValue *pVal, u64 seed){
-  i64 i;
   switch( pVal->eType ){
     case DS_INT:
       return dsHashInt(pVal->i, seed);
     case DS_REAL:
-      if( dsRealIsInt(pVal->r, &i) ) return dsHashInt(i, seed);
-      return XXH3_64bits_withSeed(&pVal->r, 8, seed ^ DS_SEED_REAL);
+      return dsHashReal(pVal->r, seed);
     case DS_TEXT:
       return XXH3_64bits_withSeed(pVal->z, (size_t)pVal->n,
                                   seed ^ DS_SEED_TEXT);
@@ -157,26 +173,82 @@ static inline i64 dsReadValue(sqlite3_value *pIn, DsValue *pVal){
 }
 
 /*
-** Can a row whose key is the nKeyCol values apIn[] get past pFilter?  Not
-** if its key is NULL.  The test alone, done before a row is made, for the
-** rows of a selective join that find nothing: a single INTEGER key, the
-** commonest, is hashed with no detour through a DsValue.  aVal has room
-** for nKeyCol values.
+** Pack SQL value pIn at *pp if it is an INTEGER, REAL or NULL, as
+** dsValuePut() would, and chain its hash onto *pHash when pHash is not
+** NULL; 0 for TEXT and BLOB, which are left to the general path.
 */
-int dsValuesMayMatch(sqlite3_value **apIn, int nKeyCol, DsValue *aVal,
-                     DsRowFilter *pFilter){
+static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
+                              u8 *pFlags){
+  u8 *p = *pp;
+  i64 iVal;
+  double rVal;
+  switch( sqlite3_value_type(pIn) ){
+    case SQLITE_INTEGER:
+      iVal = sqlite3_value_int64(pIn);
+      if( pHash ) *pHash = dsHashInt(iVal, *pHash);
+      *p = DS_INT;
+      memcpy(p + 1, &iVal, 8);
+      *pp = p + 9;
+      return 1;
+    case SQLITE_FLOAT:
+      rVal = sqlite3_value_double(pIn);
+      if( pHash ) *pHash = dsHashReal(rVal, *pHash);
+      *p = DS_REAL;
+      memcpy(p + 1, &rVal, 8);
+      *pp = p + 9;
+      return 1;
+    case SQLITE_NULL:
+      if( pHash ) *pFlags = DS_ROW_NULLKEY;
+      *p = DS_NULL;
+      *pp = p + 1;
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+/* The outcome of dsRowFromNumbers(). */
+#define DS_MADE    0      /* the row is made, or filtered out */
+#define DS_GENERAL 1      /* it needs the general path */
+
+/*
+** The row maker's fast path, for a row of INTEGER, REAL and NULL values
+** only, as most rows of most inputs are: each value is read once, straight
+** into the free space of the arena's chunk, which must have room for the
+** largest such row.  Makes nothing and returns DS_GENERAL when a value is
+** TEXT or BLOB or the chunk is nearly full.  A key that is NULL or that
+** pFilter rejects leaves *ppRow NULL, its other values unread.
+*/
+static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
+                            int nKeyCol, DsRowFilter *pFilter,
+                            DsRow **ppRow){
+  DsRow *pRow = (DsRow *)pArena->pFree;
+  u8 *p;
   u64 hash = 0;
+  u8 flags = 0;
   int i;
-  if( nKeyCol==1 && sqlite3_value_type(apIn[0])==SQLITE_INTEGER ){
-    return pFilter->xMayMatch(pFilter,
-                              dsHashInt(sqlite3_value_int64(apIn[0]), 0));
+  if( pArena->pEnd - pArena->pFree < (i64)DS_ROW_SIZE(9*(i64)nCol) + 8 ){
+    return DS_GENERAL;
   }
+  p = pRow->aData;
   for(i=0; i<nKeyCol; i++){
-    if( dsReadValue(apIn[i], &aVal[i])<0 ) return 1;  /* let the row say */
-    if( aVal[i].eType==DS_NULL ) return 0;
-    hash = dsHashOf(&aVal[i], hash);
+    if( !dsPutNumber(&p, apIn[i], &hash, &flags) ) return DS_GENERAL;
   }
-  return pFilter->xMayMatch(pFilter, hash);
+  if( flags ) hash = 0;
+  if( pFilter && (flags || !pFilter->xMayMatch(pFilter, hash)) ){
+    return DS_MADE;
+  }
+  pRow->nKey = (u32)(p - pRow->aData);
+  for(; i<nCol; i++){
+    if( !dsPutNumber(&p, apIn[i], 0, 0) ) return DS_GENERAL;
+  }
+  pRow->pNext = 0;
+  pRow->hash = hash;
+  pRow->nData = (u32)(p - pRow->aData);
+  pRow->flags = flags;
+  pArena->pFree += (DS_ROW_SIZE(pRow->nData) + 7) & ~(size_t)7;
+  *ppRow = pRow;
+  return DS_MADE;
 }
 
 /*
@@ -199,6 +271,10 @@ int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
   u8 *p;
 
   *ppRow = 0;
+  if( dsRowFromNumbers(pArena, apIn, nCol, nKeyCol, pFilter,
+                       ppRow)==DS_MADE ){
+    return SQLITE_OK;
+  }
   for(i=0; i<nKeyCol; i++){
     i64 n = dsReadValue(apIn[i], &aVal[i]);
     if( n<0 ) return SQLITE_NOMEM;
