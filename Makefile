@@ -102,7 +102,7 @@ demo: build/dataset.so | deps-demo
 # The suite also runs the soak driver briefly (tests/soak.test) and replays
 # the fuzz corpus (tests/fuzz.test): both are built first.
 test: build/dataset.so build/testfixture build/soak build/fuzz_replay | deps-test
-	DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl
+	DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl $(TESTS)
 
 # --- Sanitizers and valgrind (docs/reliability.md) --------------------------
 # make sanitize: the whole suite (every tests/*.test, sql/examples, docs

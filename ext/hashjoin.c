@@ -902,38 +902,43 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
         break;
       }
       case PH_PROBE: {
-        DsRow *pProbe = p->pProbe;
         dsHashStep(p, "probe");
-        if( pProbe ){
-          DsRow *pBuild;
-          while( (const u8 *)(pBuild = p->pChain) < p->pChainEnd ){
-            p->pChain = (DsRow *)((u8 *)pBuild + DS_ROW_STRIDE(pBuild));
-            if( pBuild->hash==pProbe->hash
-             && dsRowKeyEqualFast(pBuild, pProbe) ){
-              pBuild->flags |= DS_ROW_MATCHED;
-              p->bProbeMatched = 1;
-              return dsHashEmit(p, ap, pBuild, pProbe);
+        /* Row after row without leaving the case: this loop runs once
+        ** for every probe row. */
+        for(;;){
+          DsRow *pProbe = p->pProbe;
+          if( pProbe ){
+            DsRow *pBuild;
+            while( (const u8 *)(pBuild = p->pChain) < p->pChainEnd ){
+              p->pChain = (DsRow *)((u8 *)pBuild + DS_ROW_STRIDE(pBuild));
+              if( pBuild->hash==pProbe->hash
+               && dsRowKeyEqualFast(pBuild, pProbe) ){
+                /* Only an outer join on the build side asks which build
+                ** rows matched: other joins leave the table unwritten. */
+                if( p->bKeepBuild ) pBuild->flags |= DS_ROW_MATCHED;
+                p->bProbeMatched = 1;
+                return dsHashEmit(p, ap, pBuild, pProbe);
+              }
+            }
+            p->pProbe = 0;
+            if( p->pProbeNext ){
+              /* Block nested loop: the verdict waits for the last chunk. */
+              if( p->bProbeMatched ) pProbe->flags |= DS_ROW_MATCHED;
+              rc = dsSpillWrite(p->pProbeNext, pProbe);
+              if( rc!=SQLITE_OK ) return rc;
+            }else if( !p->bProbeMatched && p->bKeepProbe && !p->bBnl ){
+              return dsHashEmit(p, ap, 0, pProbe);
             }
           }
-          p->pProbe = 0;
-          if( p->pProbeNext ){
-            /* Block nested loop: the verdict waits for the last chunk. */
-            if( p->bProbeMatched ) pProbe->flags |= DS_ROW_MATCHED;
-            rc = dsSpillWrite(p->pProbeNext, pProbe);
-            if( rc!=SQLITE_OK ) return rc;
-          }else if( !p->bProbeMatched && p->bKeepProbe && !p->bBnl ){
-            return dsHashEmit(p, ap, 0, pProbe);
-          }
+          /* dsHashNextProbe() ticks for each probe row it hands out. */
+          if( (rc = dsHashNextProbe(p, &pAlone))!=SQLITE_OK ) return rc;
+          if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
+          if( p->pProbe==0 ) break;
         }
-        /* dsHashNextProbe() ticks for each probe row it hands out. */
-        if( (rc = dsHashNextProbe(p, &pAlone))!=SQLITE_OK ) return rc;
-        if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
-        if( p->pProbe==0 ){
-          p->ePhase = PH_DRAIN;
-          p->iDrainPart = 0;
-          p->pDrain = 0;
-          p->pDrainEnd = 0;
-        }
+        p->ePhase = PH_DRAIN;
+        p->iDrainPart = 0;
+        p->pDrain = 0;
+        p->pDrainEnd = 0;
         break;
       }
       case PH_DRAIN: {
