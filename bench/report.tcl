@@ -368,6 +368,11 @@ and the process peaked at [fmb [rssMb $lname]] MB resident (in memory: [fmb [rss
 a process that only opens the database and loads the extension stays under 10 MB)."
 }
 
+emit
+emit "What the time of a join is made of, and why the targets missed here are out of reach\
+of an extension that reads and returns rows through SQLite's API (SQLite's own share of\
+the work, and its JSON parsing for the table-valued form): \[performance.md\](performance.md)."
+
 # --------------------------------------------------------------------------
 # Summary
 
