@@ -154,6 +154,20 @@ static inline void *dsArenaAlloc(DsArena *p, i64 n){
   p->pFree += n;
   return pRet;
 }
+/*
+** For a caller that knows only an upper bound of what it will allocate
+** until it has written it: dsArenaPeek() returns the free space of the
+** current chunk if n bytes fit there (else NULL, and the caller takes
+** another path), and dsArenaCommit() then takes the m <= n bytes written,
+** as dsArenaAlloc(p, m) would have.
+*/
+static inline void *dsArenaPeek(DsArena *p, i64 n){
+  n = (n + 7) & ~(i64)7;
+  return p->pEnd - p->pFree >= n ? p->pFree : 0;
+}
+static inline void dsArenaCommit(DsArena *p, i64 m){
+  p->pFree += (m + 7) & ~(i64)7;
+}
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);
 

@@ -214,22 +214,21 @@ static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
 /*
 ** The row maker's fast path, for a row of INTEGER, REAL and NULL values
 ** only, as most rows of most inputs are: each value is read once, straight
-** into the free space of the arena's chunk, which must have room for the
-** largest such row.  Makes nothing and returns DS_GENERAL when a value is
-** TEXT or BLOB or the chunk is nearly full.  A key that is NULL or that
-** pFilter rejects leaves *ppRow NULL, its other values unread.
+** into the free space of the arena's chunk (dsArenaPeek), which must have
+** room for the largest such row.  Makes nothing and returns DS_GENERAL
+** when a value is TEXT or BLOB or the chunk is nearly full.  A key that is
+** NULL or that pFilter rejects leaves *ppRow NULL, its other values
+** unread.
 */
 static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
                             int nKeyCol, DsRowFilter *pFilter,
                             DsRow **ppRow){
-  DsRow *pRow = (DsRow *)pArena->pFree;
+  DsRow *pRow = dsArenaPeek(pArena, (i64)DS_ROW_SIZE(9*(i64)nCol));
   u8 *p;
   u64 hash = 0;
   u8 flags = 0;
   int i;
-  if( pArena->pEnd - pArena->pFree < (i64)DS_ROW_SIZE(9*(i64)nCol) + 8 ){
-    return DS_GENERAL;
-  }
+  if( pRow==0 ) return DS_GENERAL;
   p = pRow->aData;
   for(i=0; i<nKeyCol; i++){
     if( !dsPutNumber(&p, apIn[i], &hash, &flags) ) return DS_GENERAL;
@@ -246,7 +245,7 @@ static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
   pRow->hash = hash;
   pRow->nData = (u32)(p - pRow->aData);
   pRow->flags = flags;
-  pArena->pFree += (DS_ROW_SIZE(pRow->nData) + 7) & ~(size_t)7;
+  dsArenaCommit(pArena, (i64)DS_ROW_SIZE(pRow->nData));
   *ppRow = pRow;
   return DS_MADE;
 }
