@@ -73,6 +73,7 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
                              char **pzReason){
   i64 anCost[2];
   i64 nBytes, nOther;
+  int bFits;              /* the smaller side's table fits in half the budget */
   int iSmall;
   char *azRows[2];
   if( pSpec->bWantOrder ){
@@ -100,8 +101,8 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     sqlite3_free(azRows[1]);
     return SQLITE_NOMEM;
   }
-  if( nBytes>DS_CACHE_BYTES && !abAtLeast[iSmall]
-   && nBytes <= pConn->nMemLimit/2
+  bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
+  if( bFits && nBytes>DS_CACHE_BYTES
    && nOther>=0 && nBytes + nOther <= pConn->nMemLimit ){
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
@@ -113,8 +114,7 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
         "stays in the cache, and build on the %s", azSide[iSmall],
         azRows[iSmall], azRows[1-iSmall], nBytes, pConn->nMemLimit,
         DS_CACHE_BYTES, azSide[iSmall]);
-  }else if( nBytes>=0 && !abAtLeast[iSmall]
-         && nBytes <= pConn->nMemLimit/2 ){
+  }else if( bFits ){
     *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
     *pzReason = sqlite3_mprintf(
         "the %s input is the smaller (%s against %s) and its hash table "

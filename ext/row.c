@@ -148,63 +148,72 @@ u64 dsValueHash(const DsValue *pVal, u64 seed){
 }
 
 /*
-** Read one SQL value into *pVal (dsValueFromSql) and return the bytes it
-** takes packed, or -1 if its text could not be had (SQLITE_NOMEM).  One
-** switch on the type does both: the row maker runs this for every value
-** of every row read.
+** Read SQL value pIn, of SQL type eSqlType, into *pVal if it is an
+** INTEGER, REAL or NULL; 0 for TEXT and BLOB, which it leaves alone.  The
+** one switch on a value's type that both of the row maker's paths use.
 */
-static inline i64 dsReadValue(sqlite3_value *pIn, DsValue *pVal){
-  switch( sqlite3_value_type(pIn) ){
+static inline int dsReadNumber(sqlite3_value *pIn, int eSqlType,
+                               DsValue *pVal){
+  switch( eSqlType ){
     case SQLITE_INTEGER:
       pVal->eType = DS_INT;
       pVal->i = sqlite3_value_int64(pIn);
-      return 9;
+      return 1;
     case SQLITE_FLOAT:
       pVal->eType = DS_REAL;
       pVal->r = sqlite3_value_double(pIn);
-      return 9;
+      return 1;
     case SQLITE_NULL:
       pVal->eType = DS_NULL;
       return 1;
     default:
-      if( dsValueFromSql(pIn, pVal) ) return -1;
-      return 5 + (i64)pVal->n;
+      return 0;
   }
 }
 
 /*
-** Pack SQL value pIn at *pp if it is an INTEGER, REAL or NULL, as
-** dsValuePut() would, and chain its hash onto *pHash when pHash is not
-** NULL; 0 for TEXT and BLOB, which are left to the general path.
+** Read one SQL value into *pVal (dsValueFromSql for text and blobs) and
+** return the bytes it takes packed, or -1 if its text could not be had
+** (SQLITE_NOMEM).
+*/
+static inline i64 dsReadValue(sqlite3_value *pIn, DsValue *pVal){
+  if( !dsReadNumber(pIn, sqlite3_value_type(pIn), pVal)
+   && dsValueFromSql(pIn, pVal) ){
+    return -1;
+  }
+  return dsValueSize(pVal);
+}
+
+/*
+** Is a row with this key hash and flags (DS_ROW_NULLKEY) one that pFilter,
+** if any, turns away?  A NULL key matches nothing, with or without one.
+*/
+static inline int dsKeyFilteredOut(DsRowFilter *pFilter, u8 flags,
+                                   u64 hash){
+  return pFilter && (flags || !pFilter->xMayMatch(pFilter, hash));
+}
+
+/*
+** Pack SQL value pIn at *pp (dsValuePut) if it is an INTEGER, REAL or
+** NULL, and chain its hash onto *pHash when pHash is not NULL (a key
+** value: a NULL one sets DS_ROW_NULLKEY in *pFlags); 0 for TEXT and BLOB,
+** which are left to the general path.
 */
 static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
                               u8 *pFlags){
-  u8 *p = *pp;
-  i64 iVal;
-  double rVal;
-  switch( sqlite3_value_type(pIn) ){
-    case SQLITE_INTEGER:
-      iVal = sqlite3_value_int64(pIn);
-      if( pHash ) *pHash = dsHashInt(iVal, *pHash);
-      *p = DS_INT;
-      memcpy(p + 1, &iVal, 8);
-      *pp = p + 9;
-      return 1;
-    case SQLITE_FLOAT:
-      rVal = sqlite3_value_double(pIn);
-      if( pHash ) *pHash = dsHashReal(rVal, *pHash);
-      *p = DS_REAL;
-      memcpy(p + 1, &rVal, 8);
-      *pp = p + 9;
-      return 1;
-    case SQLITE_NULL:
-      if( pHash ) *pFlags = DS_ROW_NULLKEY;
-      *p = DS_NULL;
-      *pp = p + 1;
-      return 1;
-    default:
-      return 0;
+  DsValue v;
+  if( !dsReadNumber(pIn, sqlite3_value_type(pIn), &v) ) return 0;
+  if( pHash ){
+    if( v.eType==DS_INT ){
+      *pHash = dsHashInt(v.i, *pHash);
+    }else if( v.eType==DS_REAL ){
+      *pHash = dsHashReal(v.r, *pHash);
+    }else{
+      *pFlags = DS_ROW_NULLKEY;
+    }
   }
+  *pp = dsValuePut(*pp, &v);
+  return 1;
 }
 
 /* The outcome of dsRowFromNumbers(). */
@@ -234,9 +243,7 @@ static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
     if( !dsPutNumber(&p, apIn[i], &hash, &flags) ) return DS_GENERAL;
   }
   if( flags ) hash = 0;
-  if( pFilter && (flags || !pFilter->xMayMatch(pFilter, hash)) ){
-    return DS_MADE;
-  }
+  if( dsKeyFilteredOut(pFilter, flags, hash) ) return DS_MADE;
   pRow->nKey = (u32)(p - pRow->aData);
   for(; i<nCol; i++){
     if( !dsPutNumber(&p, apIn[i], 0, 0) ) return DS_GENERAL;
@@ -282,9 +289,7 @@ int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
     hash = dsHashOf(&aVal[i], hash);
   }
   if( flags ) hash = 0;
-  if( pFilter && (flags || !pFilter->xMayMatch(pFilter, hash)) ){
-    return SQLITE_OK;
-  }
+  if( dsKeyFilteredOut(pFilter, flags, hash) ) return SQLITE_OK;
   nKey = nData;
   for(i=nKeyCol; i<nCol; i++){
     i64 n = dsReadValue(apIn[i], &aVal[i]);
