@@ -371,7 +371,7 @@ static int dsCrossColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     if( c>=pCur->apIn[iSide]->nCol ) return SQLITE_OK;
     iSlot = pCur->aaiSlot[iSide][c];
     if( iSlot>=0 ){
-      dsValueResult(ctx, dsDecoderValue(&pCur->aDec[iSide], iSlot));
+      dsValueResult(ctx, dsDecoderOne(&pCur->aDec[iSide], iSlot));
     }
   }else if( iCol>=XCOL_ARG0 ){
     sqlite3_value *pArg = pCur->apArg[iCol - XCOL_ARG0];

@@ -193,6 +193,9 @@ void dsArenaClear(DsArena *p);
 
 #define DS_ROW_MATCHED 0x01   /* found a partner (outer joins) */
 #define DS_ROW_NULLKEY 0x02   /* some key column is NULL: matches nothing */
+#define DS_ROW_NUMBERS 0x04   /* every value INTEGER or REAL: value i is the
+                              ** 9 bytes at aData + 9*i (DS_NUMBER_SIZE) */
+#define DS_NUMBER_SIZE 9
 
 typedef struct DsRow DsRow;
 struct DsRow {
@@ -306,11 +309,13 @@ struct DsRowDecoder {
   const u8 *pNext;        /* the row's next undecoded value */
   int nDone;              /* values decoded into aVal[] */
   DsValue *aVal;
+  const DsRow *pRow;      /* the row */
 };
 
 static inline void dsDecoderStart(DsRowDecoder *p, const DsRow *pRow){
   p->pNext = pRow ? pRow->aData : 0;
   p->nDone = 0;
+  p->pRow = pRow;
 }
 
 /* Value i of the row (which has more than i values). */
@@ -327,12 +332,26 @@ static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
   return &p->aVal[i];
 }
 
+/*
+** Value i of the row alone, for an xColumn that wants one value: a row of
+** numbers only (DS_ROW_NUMBERS) has it at a known place, without decoding
+** the values before it.  Unlike dsDecoderValue(), the values before i are
+** not left decoded in aVal[].
+*/
+static inline const DsValue *dsDecoderOne(DsRowDecoder *p, int i){
+  if( p->nDone<=i && (p->pRow->flags & DS_ROW_NUMBERS) ){
+    dsValueDecode(p->pRow->aData + DS_NUMBER_SIZE*(size_t)i, &p->aVal[i]);
+    return &p->aVal[i];
+  }
+  return dsDecoderValue(p, i);
+}
+
 /* Bytes that pVal takes packed (dsValuePut). */
 static inline i64 dsValueSize(const DsValue *pVal){
   switch( pVal->eType ){
     case DS_INT:
     case DS_REAL:
-      return 9;
+      return DS_NUMBER_SIZE;
     case DS_TEXT:
     case DS_BLOB:
       return 5 + (i64)pVal->n;
@@ -588,10 +607,20 @@ struct DsJoinSpec {
 ** row; either is NULL for the missing side of an outer-join row.  The
 ** rows stay valid until the next call.
 */
+/*
+** A join strategy's pairs.  xNext may make more than one pair per call:
+** it returns the first in ap[] and queues the others in apQueue, two row
+** pointers per pair, which dsJoinNext() hands out before calling xNext
+** again.  Queued rows must stay valid until then.  A strategy that makes
+** one pair per call leaves nQueue 0.
+*/
 typedef struct DsPairIter DsPairIter;
 struct DsPairIter {
   int (*xNext)(DsPairIter *, DsRow **ap);     /* SQLITE_ROW/DONE/err */
   void (*xClose)(DsPairIter *);
+  DsRow **apQueue;        /* pairs made ahead */
+  int nQueue;             /* pairs in apQueue */
+  int iQueue;             /* pairs of them handed out */
 };
 
 typedef struct DsJoin DsJoin;

@@ -45,6 +45,9 @@
 /* Probe rows between the one probed and the one whose chain is prefetched */
 #define DS_PREFETCH_AHEAD 16
 
+/* Pairs the probe loop makes before it returns (DsPairIter.apQueue). */
+#define DS_QUEUE 128
+
 #define PH_BUILD     1      /* read the build side into partitions */
 #define PH_PARTPROBE 2      /* read the probe side into partitions */
 #define PH_PROBE     3      /* produce the matches of probe rows */
@@ -98,6 +101,8 @@ struct DsHashJoin {
   DsTask *pTask;          /* the task being run (owns its files), or NULL */
   DsPart aPart[DS_FANOUT];
   i64 nMemRows;           /* build rows held in memory */
+  i64 nDirRows;           /* dsHashOverBudget(): nDirBytes is the size of */
+  i64 nDirBytes;          /* the directory of this many rows */
   i64 nMaxPart;           /* bytes of the largest partition in memory, or
                           ** more: making the table copies one at a time */
   int iPart;              /* repartition: the partition being joined */
@@ -118,6 +123,7 @@ struct DsHashJoin {
   DsRow *pChain;          /* next build row to compare with pProbe */
   const u8 *pChainEnd;    /* the end of its slot's rows */
   int bProbeMatched;
+  DsRow *aQueue[2*DS_QUEUE];  /* pairs made ahead (base.apQueue) */
   int iDrainPart;         /* next sub-table of the drain */
   DsRow *pDrain;          /* next row of the sub-table being drained */
   const u8 *pDrainEnd;    /* the end of its rows */
@@ -159,6 +165,20 @@ static int dsHashEmit(DsHashJoin *p, DsRow **ap, DsRow *pBuild,
   return SQLITE_ROW;
 }
 
+/* Queue a pair of the probe loop; true when the queue is full. */
+static int dsHashQueue(DsHashJoin *p, DsRow *pBuild, DsRow *pProbe){
+  dsHashEmit(p, &p->aQueue[2*p->base.nQueue++], pBuild, pProbe);
+  return p->base.nQueue>=DS_QUEUE;
+}
+
+/* Hand out the queued pairs: the first now, the others by dsJoinNext(). */
+static int dsHashFlush(DsHashJoin *p, DsRow **ap){
+  ap[0] = p->aQueue[0];
+  ap[1] = p->aQueue[1];
+  p->base.iQueue = 1;
+  return SQLITE_ROW;
+}
+
 /* Copy of pRow in pArena, pushed on *ppList. */
 static int dsListPushCopy(DsArena *pArena, DsRow **ppList, const DsRow *pRow){
   DsRow *pNew = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(pRow->nData));
@@ -183,9 +203,15 @@ static i64 dsDirectoryBytes(i64 n){
 ** rows (at most an eighth) and the buffers of probe files being written
 ** (an eighth between them: see nSpillBuf).
 */
-static int dsHashOverBudget(const DsHashJoin *p){
+static int dsHashOverBudget(DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
-  return pConn->nMemUsed + dsDirectoryBytes(p->nMemRows) + p->nMaxPart
+  /* Asked for each row placed, while the count changes only with build
+  ** rows: the directory's size is worked out again only then. */
+  if( p->nDirRows!=p->nMemRows ){
+    p->nDirRows = p->nMemRows;
+    p->nDirBytes = dsDirectoryBytes(p->nMemRows);
+  }
+  return pConn->nMemUsed + p->nDirBytes + p->nMaxPart
            > pConn->nMemLimit - pConn->nMemLimit/4;
 }
 
@@ -486,7 +512,8 @@ static int dsHashFillBatch(DsHashJoin *p){
   return SQLITE_OK;
 }
 
-/* Make the next probe row current (pProbe NULL at the end).  A row that
+/* Make the next probe row current (pProbe NULL at the end, or when the
+** batch is done while pairs are queued).  A row that
 ** needs no probing here (NULL key, spilled partition) is dealt with and
 ** skipped, unless it is to be produced alone: then *ppAlone is set. */
 static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
@@ -495,6 +522,12 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
     DsRow *pRow;
     int rc;
     if( p->iBatch>=p->nBatch ){
+      /* Queued pairs may hold rows of the batch, whose arena refilling
+      ** would reuse: they are handed out first. */
+      if( p->base.nQueue ){
+        p->pProbe = 0;
+        return SQLITE_OK;
+      }
       rc = dsHashFillBatch(p);
       if( rc!=SQLITE_OK ) return rc;
       if( p->nBatch==0 ){
@@ -904,7 +937,10 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
       case PH_PROBE: {
         dsHashStep(p, "probe");
         /* Row after row without leaving the case: this loop runs once
-        ** for every probe row. */
+        ** for every probe row, and queues the pairs it makes instead of
+        ** returning each.  Queued rows must outlive the call, so the
+        ** queue is handed out when full, before the batch's arena is
+        ** read into again, and before the phase ends. */
         for(;;){
           DsRow *pProbe = p->pProbe;
           if( pProbe ){
@@ -917,7 +953,7 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
                 ** rows matched: other joins leave the table unwritten. */
                 if( p->bKeepBuild ) pBuild->flags |= DS_ROW_MATCHED;
                 p->bProbeMatched = 1;
-                return dsHashEmit(p, ap, pBuild, pProbe);
+                if( dsHashQueue(p, pBuild, pProbe) ) return dsHashFlush(p, ap);
               }
             }
             p->pProbe = 0;
@@ -927,13 +963,20 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
               rc = dsSpillWrite(p->pProbeNext, pProbe);
               if( rc!=SQLITE_OK ) return rc;
             }else if( !p->bProbeMatched && p->bKeepProbe && !p->bBnl ){
-              return dsHashEmit(p, ap, 0, pProbe);
+              if( dsHashQueue(p, 0, pProbe) ) return dsHashFlush(p, ap);
             }
           }
           /* dsHashNextProbe() ticks for each probe row it hands out. */
           if( (rc = dsHashNextProbe(p, &pAlone))!=SQLITE_OK ) return rc;
-          if( pAlone ) return dsHashEmit(p, ap, 0, pAlone);
-          if( p->pProbe==0 ) break;
+          if( pAlone ){
+            if( dsHashQueue(p, 0, pAlone) ) return dsHashFlush(p, ap);
+            continue;
+          }
+          if( p->pProbe ) continue;
+          /* The batch is done, and maybe the probe side: either way the
+          ** queue goes first. */
+          if( p->base.nQueue ) return dsHashFlush(p, ap);
+          break;
         }
         p->ePhase = PH_DRAIN;
         p->iDrainPart = 0;
@@ -1073,6 +1116,7 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->base.xNext = dsHashNext;
+  p->base.apQueue = p->aQueue;
   p->base.xClose = dsHashClose;
   p->filter.xMayMatch = dsHashMayMatch;
   p->pOp = pOp;

@@ -281,13 +281,23 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
 
 /* The next pair: SQLITE_ROW, SQLITE_DONE, or an error with *pzErr set. */
 int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr){
+  DsPairIter *pIter = p->pIter;
   int rc;
+  if( pIter->iQueue < pIter->nQueue ){
+    DsRow **apPair = &pIter->apQueue[2*pIter->iQueue++];
+    ap[0] = apPair[0];
+    ap[1] = apPair[1];
+    p->op.stats.nOut++;
+    return SQLITE_ROW;
+  }
   if( p->bDone ) return SQLITE_DONE;
-  rc = p->pIter->xNext(p->pIter, ap);
+  pIter->nQueue = pIter->iQueue = 0;
+  rc = pIter->xNext(pIter, ap);
   if( rc==SQLITE_ROW ){
     p->op.stats.nOut++;
     return rc;
   }
+  pIter->nQueue = 0;
   p->bDone = 1;
   if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
   return rc;

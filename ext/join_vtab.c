@@ -584,7 +584,7 @@ static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
                              int iCol){
   int m = iCol<pCur->nColSlot ? pCur->aColSlot[iCol] : -1;
   if( m>=0 && pCur->apRow[m & 1] ){
-    dsValueResult(ctx, dsDecoderValue(&pCur->aDec[m & 1], m >> 1));
+    dsValueResult(ctx, dsDecoderOne(&pCur->aDec[m & 1], m >> 1));
   }
   return SQLITE_OK;
 }

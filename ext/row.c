@@ -232,7 +232,8 @@ static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
 static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
                             int nKeyCol, DsRowFilter *pFilter,
                             DsRow **ppRow){
-  DsRow *pRow = dsArenaPeek(pArena, (i64)DS_ROW_SIZE(9*(i64)nCol));
+  DsRow *pRow = dsArenaPeek(pArena,
+                            (i64)DS_ROW_SIZE(DS_NUMBER_SIZE*(i64)nCol));
   u8 *p;
   u64 hash = 0;
   u8 flags = 0;
@@ -251,6 +252,8 @@ static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
   pRow->pNext = 0;
   pRow->hash = hash;
   pRow->nData = (u32)(p - pRow->aData);
+  /* Without a NULL every value took DS_NUMBER_SIZE bytes. */
+  if( pRow->nData==DS_NUMBER_SIZE*(u32)nCol ) flags |= DS_ROW_NUMBERS;
   pRow->flags = flags;
   dsArenaCommit(pArena, (i64)DS_ROW_SIZE(pRow->nData));
   *ppRow = pRow;

@@ -290,6 +290,8 @@ static int dsSpillReadBytes(DsSpill *p, u8 *z, i64 n){
 /* The next row, allocated in pArena: SQLITE_ROW, SQLITE_DONE or error. */
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
   u8 aHdr[DS_ROW_HDR];
+  const u8 *zHdr = aHdr;  /* the row's header: in aHdr, or in the buffer */
+  i64 nHave;              /* bytes of the row in the buffer from zHdr */
   u32 nData;
   DsRow *pRow;
   int rc;
@@ -298,17 +300,30 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
     return SQLITE_DONE;
   }
   if( p->aBuf==0 && (rc = dsSpillBuffer(p))!=SQLITE_OK ) return rc;
-  rc = dsSpillReadBytes(p, aHdr, (i64)DS_ROW_HDR);
-  if( rc!=SQLITE_OK ) return rc;
-  memcpy(&nData, aHdr + offsetof(DsRow, nData) - offsetof(DsRow, hash), 4);
+  nHave = p->nBuf - p->iBuf;
+  if( nHave>=(i64)DS_ROW_HDR ){
+    zHdr = p->aBuf + p->iBuf;
+  }else{
+    rc = dsSpillReadBytes(p, aHdr, (i64)DS_ROW_HDR);
+    if( rc!=SQLITE_OK ) return rc;
+    nHave = 0;
+  }
+  memcpy(&nData, zHdr + offsetof(DsRow, nData) - offsetof(DsRow, hash), 4);
   rc = dsOpTickN(p->pOp, dsSpillTicks(nData));
   if( rc!=SQLITE_OK ) return rc;
   pRow = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(nData));
   if( pRow==0 ) return SQLITE_NOMEM;
   pRow->pNext = 0;
-  memcpy(DS_ROW_IMAGE(pRow), aHdr, DS_ROW_HDR);
-  rc = dsSpillReadBytes(p, pRow->aData, nData);
-  if( rc!=SQLITE_OK ) return rc;
+  if( nHave>=(i64)DS_ROW_HDR + nData ){
+    /* Most rows lie whole in the buffer: one copy. */
+    memcpy(DS_ROW_IMAGE(pRow), zHdr, DS_ROW_HDR + nData);
+    p->iBuf += (int)(DS_ROW_HDR + nData);
+  }else{
+    memcpy(DS_ROW_IMAGE(pRow), zHdr, DS_ROW_HDR);
+    if( zHdr!=aHdr ) p->iBuf += (int)DS_ROW_HDR;
+    rc = dsSpillReadBytes(p, pRow->aData, nData);
+    if( rc!=SQLITE_OK ) return rc;
+  }
   p->base.nRow++;
   *ppRow = pRow;
   return SQLITE_ROW;
