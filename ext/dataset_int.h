@@ -230,6 +230,8 @@ struct DsRowFilter {
   int (*xMayMatch)(DsRowFilter *, u64 hash);
 };
 
+int dsRowFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
+                     int nKeyCol);
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);

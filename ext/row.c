@@ -216,6 +216,27 @@ static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
   return 1;
 }
 
+/*
+** Does pFilter turn away the row whose key is the nKeyCol values apIn[]?
+** 1 if so, 0 if not, -1 if a key value is TEXT or BLOB (the row maker
+** then asks itself).  The key is read once more for a row let through;
+** a filter is only used while it turns most rows away, and those then
+** cost only this.
+*/
+int dsRowFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
+                     int nKeyCol){
+  u64 hash = 0;
+  u8 flags = 0;
+  int i;
+  for(i=0; i<nKeyCol; i++){
+    DsValue v;
+    if( !dsReadNumber(apIn[i], sqlite3_value_type(apIn[i]), &v) ) return -1;
+    if( v.eType==DS_NULL ) flags = DS_ROW_NULLKEY;
+    hash = dsHashOf(&v, hash);
+  }
+  return dsKeyFilteredOut(pFilter, flags, hash);
+}
+
 /* The outcome of dsRowFromNumbers(). */
 #define DS_MADE    0      /* the row is made, or filtered out */
 #define DS_GENERAL 1      /* it needs the general path */
