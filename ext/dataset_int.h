@@ -608,13 +608,13 @@ struct DsJoinSpec {
 ** A running join hands out pairs: ap[0] is the left row, ap[1] the right
 ** row; either is NULL for the missing side of an outer-join row.  The
 ** rows stay valid until the next call.
-*/
-/*
-** A join strategy's pairs.  xNext may make more than one pair per call:
-** it returns the first in ap[] and queues the others in apQueue, two row
-** pointers per pair, which dsJoinNext() hands out before calling xNext
-** again.  Queued rows must stay valid until then.  A strategy that makes
-** one pair per call leaves nQueue 0.
+**
+** A strategy may make more than one pair per call of xNext: it returns
+** the first in ap[] and queues the others in apQueue, two row pointers
+** per pair, which dsJoinNext() hands out before calling xNext again; the
+** queued rows must stay valid until then.  A strategy that makes one
+** pair per call leaves nQueue 0.  An error ends the join, and pairs still
+** queued then are dropped with the statement.
 */
 typedef struct DsPairIter DsPairIter;
 struct DsPairIter {
