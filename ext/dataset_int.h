@@ -230,8 +230,6 @@ struct DsRowFilter {
   int (*xMayMatch)(DsRowFilter *, u64 hash);
 };
 
-int dsRowFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
-                     int nKeyCol);
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);
@@ -396,7 +394,8 @@ int dsRowKeyEqual(const DsRow *a, const DsRow *b);
 ** INTEGER each, equal exactly when their bytes are.
 */
 static inline int dsRowKeyEqualFast(const DsRow *a, const DsRow *b){
-  if( a->nKey==9 && b->nKey==9 && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
+  if( a->nKey==DS_NUMBER_SIZE && b->nKey==DS_NUMBER_SIZE
+   && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
     i64 x, y;
     memcpy(&x, &a->aData[1], 8);
     memcpy(&y, &b->aData[1], 8);

@@ -809,7 +809,6 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
   ** parameter that stays the same for the whole run of the statement:
   ** cheaper than finding the pointer (a string compare) on every row. */
   DsReader *p = (DsReader *)sqlite3_get_auxdata(ctx, 0);
-  DsRowFilter *pFilter;
   DsRow *pRow;
   int rc;
   if( p==0 ){
@@ -821,17 +820,9 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
                               "own: it reads inputs", -1);
     return;
   }
-  pFilter = p->pFilter;
   p->base.nRow++;
-  if( pFilter ){
-    /* Most rows stop here while a filter is in use: before anything else
-    ** is done with them. */
-    int bOut = dsRowFilteredOut(pFilter, argv + 1, p->nKeyCol);
-    if( bOut>0 ) return;
-    if( bOut==0 ) pFilter = 0;
-  }
   rc = dsRowFromValues(p->pArena, argv + 1, p->nCol, p->nKeyCol, p->aVal,
-                       pFilter, &pRow);
+                       p->pFilter, &pRow);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);

@@ -194,6 +194,17 @@ static inline int dsKeyFilteredOut(DsRowFilter *pFilter, u8 flags,
 }
 
 /*
+** Chain key value pVal onto the key's hash *pHash; a NULL sets
+** DS_ROW_NULLKEY in *pFlags.  Every path that hashes a key as it reads it
+** does it here.
+*/
+static inline void dsChainKeyValue(const DsValue *pVal, u64 *pHash,
+                                   u8 *pFlags){
+  if( pVal->eType==DS_NULL ) *pFlags = DS_ROW_NULLKEY;
+  *pHash = dsHashOf(pVal, *pHash);
+}
+
+/*
 ** Pack SQL value pIn at *pp (dsValuePut) if it is an INTEGER, REAL or
 ** NULL, and chain its hash onto *pHash when pHash is not NULL (a key
 ** value: a NULL one sets DS_ROW_NULLKEY in *pFlags); 0 for TEXT and BLOB,
@@ -203,42 +214,33 @@ static inline int dsPutNumber(u8 **pp, sqlite3_value *pIn, u64 *pHash,
                               u8 *pFlags){
   DsValue v;
   if( !dsReadNumber(pIn, sqlite3_value_type(pIn), &v) ) return 0;
-  if( pHash ){
-    if( v.eType==DS_INT ){
-      *pHash = dsHashInt(v.i, *pHash);
-    }else if( v.eType==DS_REAL ){
-      *pHash = dsHashReal(v.r, *pHash);
-    }else{
-      *pFlags = DS_ROW_NULLKEY;
-    }
-  }
+  if( pHash ) dsChainKeyValue(&v, pHash, pFlags);
   *pp = dsValuePut(*pp, &v);
   return 1;
 }
 
 /*
 ** Does pFilter turn away the row whose key is the nKeyCol values apIn[]?
-** 1 if so, 0 if not, -1 if a key value is TEXT or BLOB (the row maker
+** 1 if so, 0 if not, -1 if a key value is TEXT or BLOB (the general path
 ** then asks itself).  The key is read once more for a row let through;
 ** a filter is only used while it turns most rows away, and those then
 ** cost only this.
 */
-int dsRowFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
-                     int nKeyCol){
+static int dsNumberKeyFilteredOut(DsRowFilter *pFilter,
+                                  sqlite3_value **apIn, int nKeyCol){
   u64 hash = 0;
   u8 flags = 0;
   int i;
   for(i=0; i<nKeyCol; i++){
     DsValue v;
     if( !dsReadNumber(apIn[i], sqlite3_value_type(apIn[i]), &v) ) return -1;
-    if( v.eType==DS_NULL ) flags = DS_ROW_NULLKEY;
-    hash = dsHashOf(&v, hash);
+    dsChainKeyValue(&v, &hash, &flags);
   }
   return dsKeyFilteredOut(pFilter, flags, hash);
 }
 
 /* The outcome of dsRowFromNumbers(). */
-#define DS_MADE    0      /* the row is made, or filtered out */
+#define DS_MADE    0      /* the row is made */
 #define DS_GENERAL 1      /* it needs the general path */
 
 /*
@@ -246,13 +248,11 @@ int dsRowFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
 ** only, as most rows of most inputs are: each value is read once, straight
 ** into the free space of the arena's chunk (dsArenaPeek), which must have
 ** room for the largest such row.  Makes nothing and returns DS_GENERAL
-** when a value is TEXT or BLOB or the chunk is nearly full.  A key that is
-** NULL or that pFilter rejects leaves *ppRow NULL, its other values
-** unread.
+** when a value is TEXT or BLOB or the chunk is nearly full.  The filter,
+** if any, has been asked already (dsNumberKeyFilteredOut).
 */
 static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
-                            int nKeyCol, DsRowFilter *pFilter,
-                            DsRow **ppRow){
+                            int nKeyCol, DsRow **ppRow){
   DsRow *pRow = dsArenaPeek(pArena,
                             (i64)DS_ROW_SIZE(DS_NUMBER_SIZE*(i64)nCol));
   u8 *p;
@@ -265,7 +265,6 @@ static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
     if( !dsPutNumber(&p, apIn[i], &hash, &flags) ) return DS_GENERAL;
   }
   if( flags ) hash = 0;
-  if( dsKeyFilteredOut(pFilter, flags, hash) ) return DS_MADE;
   pRow->nKey = (u32)(p - pRow->aData);
   for(; i<nCol; i++){
     if( !dsPutNumber(&p, apIn[i], 0, 0) ) return DS_GENERAL;
@@ -286,8 +285,10 @@ static int dsRowFromNumbers(DsArena *pArena, sqlite3_value **apIn, int nCol,
 ** key.  aVal has room for nCol values.  The key is read and hashed first:
 ** with a filter, a row whose key is NULL or whose hash the filter rejects
 ** cannot find a partner, so it is not made at all (*ppRow is NULL) and its
-** other values are never even read.  SQLITE_NOMEM or SQLITE_TOOBIG on
-** failure.
+** other values are never even read.  A key of numbers is tested alone,
+** before anything else (a filter is in use while it turns most rows
+** away); one with TEXT or BLOB on the general path.  SQLITE_NOMEM or
+** SQLITE_TOOBIG on failure.
 */
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
@@ -301,16 +302,19 @@ int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
   u8 *p;
 
   *ppRow = 0;
-  if( dsRowFromNumbers(pArena, apIn, nCol, nKeyCol, pFilter,
-                       ppRow)==DS_MADE ){
+  if( pFilter ){
+    int bOut = dsNumberKeyFilteredOut(pFilter, apIn, nKeyCol);
+    if( bOut>0 ) return SQLITE_OK;
+    if( bOut==0 ) pFilter = 0;
+  }
+  if( dsRowFromNumbers(pArena, apIn, nCol, nKeyCol, ppRow)==DS_MADE ){
     return SQLITE_OK;
   }
   for(i=0; i<nKeyCol; i++){
     i64 n = dsReadValue(apIn[i], &aVal[i]);
     if( n<0 ) return SQLITE_NOMEM;
     nData += n;
-    if( aVal[i].eType==DS_NULL ) flags = DS_ROW_NULLKEY;
-    hash = dsHashOf(&aVal[i], hash);
+    dsChainKeyValue(&aVal[i], &hash, &flags);
   }
   if( flags ) hash = 0;
   if( dsKeyFilteredOut(pFilter, flags, hash) ) return SQLITE_OK;
