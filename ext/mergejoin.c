@@ -8,7 +8,10 @@
 ** keys are equal, the rows of that key on each side are gathered into row
 ** buffers (rowbuf.c, which spill when a group outgrows memory) and their
 ** cross product is produced block by block, so one key larger than memory
-** on both sides still completes.
+** on both sides still completes.  The right side's rows are gathered
+** first: when there is one of them, the commonest case (a foreign key
+** joined to the key it refers to), the left side's rows of that key are
+** paired with it as they come from their sorter, not copied first.
 **
 ** Keys sort as ORDER BY on the key columns would sort them, NULL first; a
 ** key with a NULL part never matches.  The output therefore comes in key
@@ -27,6 +30,7 @@ struct DsMergeJoin {
   DsRowBuf aGroup[2];     /* the rows of one key on each side */
   DsBlockCross cross;     /* their cross product */
   int bInGroup;           /* producing that cross product */
+  int bStream;            /* pairing left rows with aGroup[1]'s one row */
 };
 
 /* Make apHead[s] the next row of side s. */
@@ -53,14 +57,45 @@ static int dsMergeGather(DsMergeJoin *p, int s){
   return rc;
 }
 
-/* Start the cross product of the rows of the key both heads share. */
+/*
+** Start pairing the rows of the key both heads share: the right side's
+** rows are gathered; if there is just one, the left side's rows are
+** streamed against it (bStream), else they are gathered too and crossed.
+*/
 static int dsMergeStartGroup(DsMergeJoin *p){
-  int rc = dsMergeGather(p, 0);
-  if( rc==SQLITE_OK ) rc = dsMergeGather(p, 1);
+  int rc = dsMergeGather(p, 1);
+  if( rc!=SQLITE_OK ) return rc;
+  if( p->aGroup[1].nRow==1 ){
+    p->bStream = 1;
+    return SQLITE_OK;
+  }
+  rc = dsMergeGather(p, 0);
   if( rc!=SQLITE_OK ) return rc;
   dsBlockCrossInit(&p->cross, p->pOp, &p->aGroup[0].base, &p->aGroup[1]);
   p->bInGroup = 1;
   return SQLITE_OK;
+}
+
+/*
+** The next left row of the streamed key, paired with the right side's one
+** row of that key (which a group of one always holds in memory):
+** SQLITE_ROW, or SQLITE_DONE when the left side has moved past the key.
+*/
+static int dsMergeStreamNext(DsMergeJoin *p, DsRow **ap){
+  DsRow *pOne = p->aGroup[1].pHead;
+  if( p->abAdvance[0] ){
+    int rc = dsMergeFetch(p, 0);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  if( p->apHead[0] && dsRowKeyCompare(p->apHead[0], pOne)==0 ){
+    ap[0] = p->apHead[0];
+    ap[1] = pOne;
+    p->abAdvance[0] = 1;
+    return SQLITE_ROW;
+  }
+  dsRowBufClear(&p->aGroup[1]);
+  p->bStream = 0;
+  return SQLITE_DONE;
 }
 
 static void dsMergeEndGroup(DsMergeJoin *p){
@@ -77,6 +112,10 @@ static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
   for(;;){
     DsRow *pL, *pR;
     int c;
+    if( p->bStream ){
+      rc = dsMergeStreamNext(p, ap);
+      if( rc!=SQLITE_DONE ) return rc;
+    }
     if( p->bInGroup ){
       rc = dsBlockCrossNext(&p->cross, &ap[0], &ap[1]);
       if( rc!=SQLITE_DONE ) return rc;

@@ -401,8 +401,9 @@ int dsRowKeyEqual(const DsRow *a, const DsRow *b){
 /*
 ** SQLite's order of the keys of two rows, as ORDER BY on the key columns
 ** would sort them: part by part, NULL lowest (and equal to NULL).
+** Callers use dsRowKeyCompare(), which handles keys of one INTEGER inline.
 */
-int dsRowKeyCompare(const DsRow *a, const DsRow *b){
+int dsRowKeyCompareAll(const DsRow *a, const DsRow *b){
   const u8 *pA = a->aData;
   const u8 *pB = b->aData;
   const u8 *pEndA = pA + a->nKey;

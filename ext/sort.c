@@ -57,6 +57,19 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
 }
 
 /*
+** Does the prefix of pRow tie it only with rows of an equal key?  So for
+** a key of one INTEGER of magnitude below 2^50: its double holds it
+** exactly, with the last two bits of the mantissa zero, which are all the
+** prefix drops.  Among such rows the radix sort alone gives key order.
+*/
+static int dsSortPrefixExact(const DsRow *pRow){
+  i64 i;
+  if( pRow->nKey!=DS_NUMBER_SIZE || pRow->aData[0]!=DS_INT ) return 0;
+  memcpy(&i, &pRow->aData[1], 8);
+  return i > -((i64)1 << 50) && i < ((i64)1 << 50);
+}
+
+/*
 ** A sort of an entry array: the work of sorting rows in memory, which
 ** runs either on the caller's thread or, with ds_config('threads') above
 ** 1, on a worker thread while the caller reads the next input.  It
@@ -73,12 +86,14 @@ struct DsSortJob {
   DsSortEntry *aTmp;      /* as many again, for the radix passes */
   i64 n;
   int eOrder;
+  int bTies;              /* equal prefixes may hide unequal keys */
   DsSortEntry *aResult;   /* a or aTmp: where the sorted entries are */
   int (*xCheck)(DsSortJob *);  /* checks for an interrupt, or NULL */
   DsOp *pOp;              /* for xCheck */
   atomic_int bAbort;      /* stop as soon as possible */
   atomic_int bDone;       /* the job has finished */
   int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
+  i64 aCount[8][256];     /* the radix sort's counts, of each byte */
 };
 
 /* Every 16K steps (some tens of microseconds): should the job stop? */
@@ -102,31 +117,41 @@ static int dsSortJobCheckFlag(DsSortJob *pJob){
   return pConn->xIsInterrupted(pConn->db) ? SQLITE_INTERRUPT : SQLITE_OK;
 }
 
-/* Sort by prefix: least significant byte first, skipping the bytes in
-** which all prefixes agree.  Sets aResult; 0 if stopped. */
+/*
+** Sort by prefix: least significant byte first, skipping the bytes in
+** which all prefixes agree.  The counts of all eight bytes are taken in
+** one pass over the entries, not one pass per byte: a key of integers
+** varies in about four of the eight, so the other passes would read the
+** whole array only to find one bucket.  Sets aResult; 0 if stopped.
+*/
 static int dsRadixSort(DsSortJob *pJob){
   DsSortEntry *a = pJob->a, *aTmp = pJob->aTmp;
   i64 n = pJob->n;
+  i64 (*aCount)[256] = pJob->aCount;
+  i64 i;
   int iByte;
+  memset(aCount, 0, sizeof(pJob->aCount));
+  for(i=0; i<n; i++){
+    u64 v = a[i].prefix;
+    for(iByte=0; iByte<8; iByte++){
+      aCount[iByte][(v >> (iByte*8)) & 0xff]++;
+    }
+    if( dsSortJobStop(pJob, i) ) return 0;
+  }
   for(iByte=0; iByte<8; iByte++){
-    i64 aCount[256];
+    i64 *aPos = aCount[iByte];
     int shift = iByte * 8;
-    i64 i, sum = 0;
+    i64 sum = 0;
     int b;
     DsSortEntry *pSwap;
-    memset(aCount, 0, sizeof(aCount));
-    for(i=0; i<n; i++){
-      aCount[(a[i].prefix >> shift) & 0xff]++;
-      if( dsSortJobStop(pJob, i) ) return 0;
-    }
-    if( aCount[(a[0].prefix >> shift) & 0xff]==n ) continue;
+    if( aPos[(a[0].prefix >> shift) & 0xff]==n ) continue;
     for(b=0; b<256; b++){
-      i64 c = aCount[b];
-      aCount[b] = sum;
+      i64 c = aPos[b];
+      aPos[b] = sum;
       sum += c;
     }
     for(i=0; i<n; i++){
-      aTmp[aCount[(a[i].prefix >> shift) & 0xff]++] = a[i];
+      aTmp[aPos[(a[i].prefix >> shift) & 0xff]++] = a[i];
       if( dsSortJobStop(pJob, i) ) return 0;
     }
     pSwap = a;
@@ -207,7 +232,8 @@ static int dsSortTies(DsSortJob *pJob){
 
 static void dsSortJobRun(DsSortJob *pJob){
   pJob->aResult = pJob->a;
-  if( pJob->n>1 && (!dsRadixSort(pJob) || !dsSortTies(pJob)) ){
+  if( pJob->n>1
+   && (!dsRadixSort(pJob) || (pJob->bTies && !dsSortTies(pJob))) ){
     pJob->rc = SQLITE_INTERRUPT;
   }
   atomic_store(&pJob->bDone, 1);
@@ -221,11 +247,12 @@ static void *dsSortJobThread(void *pArg){
 /* Set up a job over the n entries of a (room for nAlloc): allocates the
 ** second array, on the caller's thread, where the budget is kept. */
 static int dsSortJobInit(DsSortJob *pJob, DsOp *pOp, DsSortEntry *a, i64 n,
-                         i64 nAlloc, int eOrder){
+                         i64 nAlloc, int eOrder, int bTies){
   memset(pJob, 0, sizeof(*pJob));
   pJob->a = a;
   pJob->n = n;
   pJob->eOrder = eOrder;
+  pJob->bTies = bTies;
   pJob->pOp = pOp;
   pJob->xCheck = dsSortJobCheckOp;
   atomic_init(&pJob->bAbort, 0);
@@ -256,9 +283,9 @@ static int dsSortJobFinish(DsSortJob *pJob, DsOp *pOp, DsSortEntry **paOut){
 ** nAlloc entries.
 */
 static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
-                         int eOrder, DsSortEntry **paOut){
+                         int eOrder, int bTies, DsSortEntry **paOut){
   DsSortJob job;
-  int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder);
+  int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder, bTies);
   *paOut = a;
   dsOpStep(pOp, "radix sort");
   if( rc!=SQLITE_OK ) return rc;
@@ -277,6 +304,10 @@ static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
 ** intermediate passes first if there are more runs than the budget has
 ** read buffers for.
 */
+
+/* Entries ahead of the one being read whose row is fetched into the
+** cache: read in key order, rows are far apart in memory. */
+#define DS_SORT_AHEAD 16
 
 /* Rows below which a worker thread is not worth starting. */
 #define DS_THREAD_MIN_ROWS 32768
@@ -308,6 +339,7 @@ struct DsSorter {
   i64 nEntry;
   i64 nAlloc;
   i64 iNext;              /* next entry to hand out (in-memory case) */
+  int bTies;              /* a row gathered has an inexact prefix */
   DsSpill **apRun;        /* sorted runs on disk, oldest first */
   int *aRunLevel;         /* merges behind each run (0: written by a flush) */
   int nRun;
@@ -478,10 +510,14 @@ static int dsSorterFlushRun(DsSorter *p){
   DsSpill *pRun = 0;
   i64 i;
   int rc = dsSortEntries(p->pOp, p->aEntry, p->nEntry, p->nAlloc, p->eOrder,
-                         &p->aEntry);
+                         p->bTies, &p->aEntry);
   dsOpStep(p->pOp, "write run");
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pRun);
   for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
+    /* In key order the rows are all over the arena: fetch ahead. */
+    if( i + DS_SORT_AHEAD < p->nEntry ){
+      __builtin_prefetch(p->aEntry[i + DS_SORT_AHEAD].pRow);
+    }
     rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
   }
   /* Sealed: a run waiting to be merged holds no write buffer (with a
@@ -493,6 +529,7 @@ static int dsSorterFlushRun(DsSorter *p){
     dsSpillClose(pRun);
   }
   p->nEntry = 0;
+  p->bTies = 0;
   dsArenaReset(&p->arena);
   if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
   return rc;
@@ -625,6 +662,7 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
       p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder);
       p->aEntry[p->nEntry].pRow = aRow[i];
       p->nEntry++;
+      if( !dsSortPrefixExact(aRow[i]) ) p->bTies = 1;
     }
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
@@ -641,7 +679,7 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
 static int dsSorterSortMemory(DsSorter *p){
   DsOp *pOp = p->pOp;
   int rc = dsSortJobInit(&p->job, pOp, p->aEntry, p->nEntry, p->nAlloc,
-                         p->eOrder);
+                         p->eOrder, p->bTies);
   if( rc!=SQLITE_OK ) return rc;
   dsOpStep(pOp, "radix sort");
   if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
@@ -733,6 +771,9 @@ int dsSorterNext(DsSorter *p, DsRow **ppRow){
     if( rc!=SQLITE_OK ) return rc;
   }
   if( p->iNext>=p->nEntry ) return SQLITE_DONE;
+  if( p->iNext + DS_SORT_AHEAD < p->nEntry ){
+    __builtin_prefetch(p->aEntry[p->iNext + DS_SORT_AHEAD].pRow);
+  }
   *ppRow = p->aEntry[p->iNext++].pRow;
   return SQLITE_ROW;
 }
