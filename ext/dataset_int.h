@@ -390,17 +390,23 @@ u64 dsKeyHash(const u8 *aKey, int nKeyCol);
 int dsRowKeyEqual(const DsRow *a, const DsRow *b);
 
 /*
+** Is the key of pRow one INTEGER, the commonest key?  Then *pI gets it.
+** The inline fast paths of key equality and order, and the sorter's test
+** of exact prefixes, start here.
+*/
+static inline int dsRowKeyInt(const DsRow *pRow, i64 *pI){
+  if( pRow->nKey!=DS_NUMBER_SIZE || pRow->aData[0]!=DS_INT ) return 0;
+  memcpy(pI, &pRow->aData[1], 8);
+  return 1;
+}
+
+/*
 ** dsRowKeyEqual(), with the commonest case inline: two keys of one
 ** INTEGER each, equal exactly when their bytes are.
 */
 static inline int dsRowKeyEqualFast(const DsRow *a, const DsRow *b){
-  if( a->nKey==DS_NUMBER_SIZE && b->nKey==DS_NUMBER_SIZE
-   && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
-    i64 x, y;
-    memcpy(&x, &a->aData[1], 8);
-    memcpy(&y, &b->aData[1], 8);
-    return x==y;
-  }
+  i64 x, y;
+  if( dsRowKeyInt(a, &x) && dsRowKeyInt(b, &y) ) return x==y;
   return dsRowKeyEqual(a, b);
 }
 int dsRowKeyCompareAll(const DsRow *a, const DsRow *b);
@@ -412,13 +418,8 @@ int dsRowKeyCompareAll(const DsRow *a, const DsRow *b);
 ** sorter's comparisons are of such keys.
 */
 static inline int dsRowKeyCompare(const DsRow *a, const DsRow *b){
-  if( a->nKey==DS_NUMBER_SIZE && b->nKey==DS_NUMBER_SIZE
-   && a->aData[0]==DS_INT && b->aData[0]==DS_INT ){
-    i64 x, y;
-    memcpy(&x, &a->aData[1], 8);
-    memcpy(&y, &b->aData[1], 8);
-    return (x > y) - (x < y);
-  }
+  i64 x, y;
+  if( dsRowKeyInt(a, &x) && dsRowKeyInt(b, &y) ) return (x > y) - (x < y);
   return dsRowKeyCompareAll(a, b);
 }
 int dsRowGroupCompare(const DsRow *a, const DsRow *b);

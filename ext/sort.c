@@ -64,9 +64,7 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
 */
 static int dsSortPrefixExact(const DsRow *pRow){
   i64 i;
-  if( pRow->nKey!=DS_NUMBER_SIZE || pRow->aData[0]!=DS_INT ) return 0;
-  memcpy(&i, &pRow->aData[1], 8);
-  return i > -((i64)1 << 50) && i < ((i64)1 << 50);
+  return dsRowKeyInt(pRow, &i) && i > -((i64)1 << 50) && i < ((i64)1 << 50);
 }
 
 /*
