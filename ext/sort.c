@@ -7,9 +7,9 @@
 ** order-preserving image of its double, text and blobs by their first
 ** seven bytes).  The prefix never orders two keys against their true
 ** order; it may only tie keys that differ.  The entries (prefix, row) are
-** sorted by a least-significant-digit radix sort, skipping the byte
-** positions in which all prefixes agree, and each run of equal prefixes is
-** then put in true key order with the full comparison.
+** sorted by a least-significant-digit radix sort over only the bits in
+** which the prefixes differ, and each run of equal prefixes is then put
+** in true key order with the full comparison.
 */
 #include "dataset_int.h"
 
@@ -78,6 +78,16 @@ static int dsSortPrefixExact(const DsRow *pRow){
 ** sqlite3_is_interrupted() where SQLite has it, else nothing (the caller,
 ** waiting for the worker, checks then).
 */
+/*
+** The radix sort's digits are at most 11 bits wide, so fewer passes move
+** the entries, but then it needs 96 KiB of counts (six digits of 2048):
+** worth it only for large sorts, and only under a budget to which that is
+** little.  Else 8 bits, 16 KiB.  The counts are charged to the budget.
+*/
+#define DS_RADIX_WIDE_ROWS  65536
+#define DS_RADIX_WIDE_LIMIT (8*1024*1024)
+#define DS_RADIX_COUNTS(w)  (((64 + (w) - 1) / (w)) << (w))
+
 typedef struct DsSortJob DsSortJob;
 struct DsSortJob {
   DsSortEntry *a;         /* the entries */
@@ -91,7 +101,8 @@ struct DsSortJob {
   atomic_int bAbort;      /* stop as soon as possible */
   atomic_int bDone;       /* the job has finished */
   int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
-  i64 aCount[8][256];     /* the radix sort's counts, of each byte */
+  int nMaxWidth;          /* bits per radix digit, at most */
+  i64 *aCount;            /* the radix sort's counts (DS_RADIX_COUNTS) */
 };
 
 /* Every 16K steps (some tens of microseconds): should the job stop? */
@@ -116,40 +127,55 @@ static int dsSortJobCheckFlag(DsSortJob *pJob){
 }
 
 /*
-** Sort by prefix: least significant byte first, skipping the bytes in
-** which all prefixes agree.  The counts of all eight bytes are taken in
-** one pass over the entries, not one pass per byte: a key of integers
-** varies in about four of the eight, so the other passes would read the
-** whole array only to find one bucket.  Sets aResult; 0 if stopped.
+** Sort by prefix, least significant digit first, over only the bits in
+** which the prefixes differ, in digits of at most nMaxWidth bits.
+** Prefixes of integer keys below a million differ in about 30 of their
+** 64 bits (the double's exponent and the top of its mantissa): three
+** passes of 10 bits, where passes over whole bytes took five, each of
+** them reading and writing the whole array.  One pass finds the bits
+** that differ, one more counts every digit, then one pass per digit
+** moves the entries.  Sets aResult; 0 if stopped.
 */
 static int dsRadixSort(DsSortJob *pJob){
   DsSortEntry *a = pJob->a, *aTmp = pJob->aTmp;
   i64 n = pJob->n;
-  i64 (*aCount)[256] = pJob->aCount;
+  i64 *aCount = pJob->aCount;
+  u64 diff = 0;
   i64 i;
-  int iByte;
-  memset(aCount, 0, sizeof(pJob->aCount));
+  int lo, nBit, nDigit, nWidth, iDigit;
+  u64 mask;
+  for(i=0; i<n; i++) diff |= a[i].prefix ^ a[0].prefix;
+  if( diff==0 ){
+    pJob->aResult = a;
+    return 1;
+  }
+  lo = __builtin_ctzll(diff);
+  nBit = 64 - __builtin_clzll(diff) - lo;
+  nDigit = (nBit + pJob->nMaxWidth - 1) / pJob->nMaxWidth;
+  nWidth = (nBit + nDigit - 1) / nDigit;
+  mask = ((u64)1 << nWidth) - 1;
+  memset(aCount, 0, sizeof(i64) * ((size_t)nDigit << nWidth));
   for(i=0; i<n; i++){
-    u64 v = a[i].prefix;
-    for(iByte=0; iByte<8; iByte++){
-      aCount[iByte][(v >> (iByte*8)) & 0xff]++;
+    u64 v = a[i].prefix >> lo;
+    for(iDigit=0; iDigit<nDigit; iDigit++){
+      aCount[((i64)iDigit << nWidth) + (i64)((v >> (iDigit*nWidth)) & mask)]++;
     }
     if( dsSortJobStop(pJob, i) ) return 0;
   }
-  for(iByte=0; iByte<8; iByte++){
-    i64 *aPos = aCount[iByte];
-    int shift = iByte * 8;
+  for(iDigit=0; iDigit<nDigit; iDigit++){
+    i64 *aPos = &aCount[(i64)iDigit << nWidth];
+    int shift = lo + iDigit*nWidth;
     i64 sum = 0;
-    int b;
+    i64 b;
     DsSortEntry *pSwap;
-    if( aPos[(a[0].prefix >> shift) & 0xff]==n ) continue;
-    for(b=0; b<256; b++){
+    if( aPos[(a[0].prefix >> shift) & mask]==n ) continue;
+    for(b=0; b<=(i64)mask; b++){
       i64 c = aPos[b];
       aPos[b] = sum;
       sum += c;
     }
     for(i=0; i<n; i++){
-      aTmp[aPos[(a[i].prefix >> shift) & 0xff]++] = a[i];
+      aTmp[aPos[(a[i].prefix >> shift) & mask]++] = a[i];
       if( dsSortJobStop(pJob, i) ) return 0;
     }
     pSwap = a;
@@ -256,12 +282,25 @@ static int dsSortJobInit(DsSortJob *pJob, DsOp *pOp, DsSortEntry *a, i64 n,
   atomic_init(&pJob->bAbort, 0);
   atomic_init(&pJob->bDone, 0);
   if( n<2 ) return SQLITE_OK;
+  pJob->nMaxWidth = n>=DS_RADIX_WIDE_ROWS
+                    && pOp->pConn->nMemLimit>=DS_RADIX_WIDE_LIMIT ? 11 : 8;
   pJob->aTmp = dsMalloc(&pOp->mem, nAlloc * (i64)sizeof(DsSortEntry));
-  return pJob->aTmp ? SQLITE_OK : SQLITE_NOMEM;
+  pJob->aCount = dsMalloc(&pOp->mem,
+                   (i64)sizeof(i64) * DS_RADIX_COUNTS(pJob->nMaxWidth));
+  if( pJob->aTmp==0 || pJob->aCount==0 ){
+    dsFree(&pOp->mem, pJob->aTmp);
+    dsFree(&pOp->mem, pJob->aCount);
+    pJob->aTmp = 0;
+    pJob->aCount = 0;
+    return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
 }
 
 /* After the job: *paOut gets the sorted array, the other one is freed. */
 static int dsSortJobFinish(DsSortJob *pJob, DsOp *pOp, DsSortEntry **paOut){
+  dsFree(&pOp->mem, pJob->aCount);
+  pJob->aCount = 0;
   if( pJob->aTmp ){
     if( pJob->aResult==pJob->aTmp ){
       dsFree(&pOp->mem, pJob->a);
@@ -317,6 +356,7 @@ struct DsRunReader {
   DsArena arena;          /* holds pRow */
   DsRow *pRow;            /* current row, NULL when the run is done */
   u64 prefix;             /* its sort prefix */
+  int bExact;             /* which holds its key exactly (dsSortPrefixExact) */
 };
 
 /* A k-way merge of runs. */
@@ -352,6 +392,7 @@ struct DsSorter {
 static int dsMergeAfter(const DsSorter *p, const DsRunReader *a,
                         const DsRunReader *b){
   if( a->prefix!=b->prefix ) return a->prefix > b->prefix;
+  if( a->bExact && b->bExact ) return 0;
   return (p->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare(a->pRow, b->pRow)
                                     : dsRowKeyCompare(a->pRow, b->pRow)) > 0;
 }
@@ -377,6 +418,7 @@ static int dsRunAdvance(DsSorter *p, DsRunReader *pRd){
   rc = dsSpillRead(pRd->pRun, &pRd->arena, &pRd->pRow);
   if( rc==SQLITE_ROW ){
     pRd->prefix = dsSortPrefix(pRd->pRow, p->eOrder);
+    pRd->bExact = dsSortPrefixExact(pRd->pRow);
     return SQLITE_OK;
   }
   pRd->pRow = 0;
@@ -418,10 +460,19 @@ static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
 static int dsMergerNext(DsSorter *p, DsMerger *m, DsRow **ppRow){
   if( m->iLast>=0 ){
     DsRunReader *pRd = &m->aRd[m->iLast];
+    u64 prefix = pRd->prefix;
+    int bExact = pRd->bExact;
     int rc = dsRunAdvance(p, pRd);
     if( rc!=SQLITE_OK ) return rc;
-    if( pRd->pRow==0 ) m->aHeap[0] = m->aHeap[--m->nHeap];
-    dsHeapSiftDown(p, m, 0);
+    if( pRd->pRow==0 ){
+      m->aHeap[0] = m->aHeap[--m->nHeap];
+      dsHeapSiftDown(p, m, 0);
+    }else if( !(bExact && pRd->bExact && pRd->prefix==prefix) ){
+      dsHeapSiftDown(p, m, 0);
+    }
+    /* Else the run's next row has the key of the row it replaces, the
+    ** smallest in the heap, so it stays on top: with several rows to a
+    ** key in each run, that is most rows, and no comparison at all. */
     m->iLast = -1;
   }
   if( m->nHeap==0 ) return SQLITE_DONE;
