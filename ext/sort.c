@@ -355,8 +355,16 @@ struct DsRunReader {
   DsSpill *pRun;
   DsArena arena;          /* holds pRow */
   DsRow *pRow;            /* current row, NULL when the run is done */
-  u64 prefix;             /* its sort prefix */
-  int bExact;             /* which holds its key exactly (dsSortPrefixExact) */
+};
+
+/* An entry of the merge heap: a run and its current row's sort prefix,
+** kept in the heap itself, so that comparing two entries reads nothing
+** else unless their prefixes tie inexactly. */
+typedef struct DsHeapItem DsHeapItem;
+struct DsHeapItem {
+  u64 prefix;
+  int bExact;             /* the prefix holds the key (dsSortPrefixExact) */
+  int iRd;                /* index into DsMerger.aRd */
 };
 
 /* A k-way merge of runs. */
@@ -364,9 +372,9 @@ typedef struct DsMerger DsMerger;
 struct DsMerger {
   DsRunReader *aRd;
   int nRd;
-  int *aHeap;             /* indexes into aRd, smallest row on top */
+  DsHeapItem *aHeap;      /* smallest row on top */
   int nHeap;
-  int iLast;              /* reader whose row was handed out last, or -1 */
+  int bTaken;             /* the top's row was handed out */
 };
 
 struct DsSorter {
@@ -389,36 +397,44 @@ struct DsSorter {
 };
 
 /* Does heap entry a come after b? */
-static int dsMergeAfter(const DsSorter *p, const DsRunReader *a,
-                        const DsRunReader *b){
+static int dsMergeAfter(const DsSorter *p, const DsMerger *m,
+                        const DsHeapItem *a, const DsHeapItem *b){
+  const DsRow *x, *y;
   if( a->prefix!=b->prefix ) return a->prefix > b->prefix;
   if( a->bExact && b->bExact ) return 0;
-  return (p->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare(a->pRow, b->pRow)
-                                    : dsRowKeyCompare(a->pRow, b->pRow)) > 0;
+  x = m->aRd[a->iRd].pRow;
+  y = m->aRd[b->iRd].pRow;
+  return (p->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare(x, y)
+                                    : dsRowKeyCompare(x, y)) > 0;
 }
 
+/* Move the entry at i down to its place: it stops above a child that is
+** no smaller, so rows of equal keys leave in no promised order. */
 static void dsHeapSiftDown(const DsSorter *p, DsMerger *m, int i){
+  DsHeapItem *aHeap = m->aHeap;
+  DsHeapItem x = aHeap[i];
+  int n = m->nHeap;
   for(;;){
-    int iMin = i;
-    int l = 2*i + 1, r = 2*i + 2;
-    if( l<m->nHeap && dsMergeAfter(p, &m->aRd[m->aHeap[iMin]],
-                                   &m->aRd[m->aHeap[l]]) ) iMin = l;
-    if( r<m->nHeap && dsMergeAfter(p, &m->aRd[m->aHeap[iMin]],
-                                   &m->aRd[m->aHeap[r]]) ) iMin = r;
-    if( iMin==i ) return;
-    { int t = m->aHeap[i]; m->aHeap[i] = m->aHeap[iMin]; m->aHeap[iMin] = t; }
-    i = iMin;
+    int c = 2*i + 1;
+    if( c>=n ) break;
+    if( c+1<n && dsMergeAfter(p, m, &aHeap[c], &aHeap[c+1]) ) c++;
+    if( !dsMergeAfter(p, m, &x, &aHeap[c]) ) break;
+    aHeap[i] = aHeap[c];
+    i = c;
   }
+  aHeap[i] = x;
 }
 
-/* Read the next row of run reader pRd; pRow becomes NULL at its end. */
-static int dsRunAdvance(DsSorter *p, DsRunReader *pRd){
+/* Read the next row of the run of heap entry pItem, and set its prefix;
+** the reader's pRow becomes NULL at the run's end. */
+static int dsRunAdvance(DsSorter *p, DsMerger *m, DsHeapItem *pItem){
+  DsRunReader *pRd = &m->aRd[pItem->iRd];
   int rc;
   dsArenaReset(&pRd->arena);
   rc = dsSpillRead(pRd->pRun, &pRd->arena, &pRd->pRow);
   if( rc==SQLITE_ROW ){
-    pRd->prefix = dsSortPrefix(pRd->pRow, p->eOrder);
-    pRd->bExact = dsSortPrefixExact(pRd->pRow);
+    pItem->prefix = dsSortPrefix(pRd->pRow, p->eOrder);
+    pItem->bExact = dsSortPrefixExact(pRd->pRow);
     return SQLITE_OK;
   }
   pRd->pRow = 0;
@@ -437,19 +453,20 @@ static void dsMergerFree(DsSorter *p, DsMerger *m){
 static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
   int i, rc;
   memset(m, 0, sizeof(*m));
-  m->iLast = -1;
   m->aRd = dsMalloc(&p->pOp->mem, (i64)sizeof(DsRunReader) * n);
-  m->aHeap = dsMalloc(&p->pOp->mem, (i64)sizeof(int) * n);
+  m->aHeap = dsMalloc(&p->pOp->mem, (i64)sizeof(DsHeapItem) * n);
   if( m->aRd==0 || m->aHeap==0 ) return SQLITE_NOMEM;
   memset(m->aRd, 0, sizeof(DsRunReader) * (size_t)n);
   m->nRd = n;
   for(i=0; i<n; i++){
+    DsHeapItem *pItem = &m->aHeap[m->nHeap];
     m->aRd[i].pRun = apRun[i];
     dsArenaInit(&m->aRd[i].arena, &p->pOp->mem);
+    pItem->iRd = i;
     rc = dsSpillRewind(apRun[i]);
-    if( rc==SQLITE_OK ) rc = dsRunAdvance(p, &m->aRd[i]);
+    if( rc==SQLITE_OK ) rc = dsRunAdvance(p, m, pItem);
     if( rc!=SQLITE_OK ) return rc;
-    if( m->aRd[i].pRow ) m->aHeap[m->nHeap++] = i;
+    if( m->aRd[i].pRow ) m->nHeap++;
   }
   for(i=m->nHeap/2 - 1; i>=0; i--) dsHeapSiftDown(p, m, i);
   return SQLITE_OK;
@@ -458,26 +475,26 @@ static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
 /* The next row of the merge: SQLITE_ROW or SQLITE_DONE.  The row stays
 ** valid until the next call. */
 static int dsMergerNext(DsSorter *p, DsMerger *m, DsRow **ppRow){
-  if( m->iLast>=0 ){
-    DsRunReader *pRd = &m->aRd[m->iLast];
-    u64 prefix = pRd->prefix;
-    int bExact = pRd->bExact;
-    int rc = dsRunAdvance(p, pRd);
+  if( m->bTaken ){
+    DsHeapItem *pTop = &m->aHeap[0];
+    u64 prefix = pTop->prefix;
+    int bExact = pTop->bExact;
+    int rc = dsRunAdvance(p, m, pTop);
     if( rc!=SQLITE_OK ) return rc;
-    if( pRd->pRow==0 ){
-      m->aHeap[0] = m->aHeap[--m->nHeap];
+    if( m->aRd[pTop->iRd].pRow==0 ){
+      *pTop = m->aHeap[--m->nHeap];
       dsHeapSiftDown(p, m, 0);
-    }else if( !(bExact && pRd->bExact && pRd->prefix==prefix) ){
+    }else if( !(bExact && pTop->bExact && pTop->prefix==prefix) ){
       dsHeapSiftDown(p, m, 0);
     }
     /* Else the run's next row has the key of the row it replaces, the
     ** smallest in the heap, so it stays on top: with several rows to a
     ** key in each run, that is most rows, and no comparison at all. */
-    m->iLast = -1;
+    m->bTaken = 0;
   }
   if( m->nHeap==0 ) return SQLITE_DONE;
-  m->iLast = m->aHeap[0];
-  *ppRow = m->aRd[m->iLast].pRow;
+  m->bTaken = 1;
+  *ppRow = m->aRd[m->aHeap[0].iRd].pRow;
   return SQLITE_ROW;
 }
 
@@ -782,7 +799,6 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   memset(p, 0, sizeof(*p));
   p->pOp = pOp;
   p->eOrder = eOrder;
-  p->merge.iLast = -1;
   dsArenaInit(&p->arena, &pOp->mem);
   rc = dsSorterGather(p, pSrc);
   if( rc==SQLITE_OK && p->nRun==0 ){
