@@ -68,6 +68,16 @@ static int dsSortPrefixExact(const DsRow *pRow){
 }
 
 /*
+** The radix sort's digits are at most 11 bits wide, so fewer passes move
+** the entries, but then it needs 96 KiB of counts (six digits of 2048):
+** worth it only for large sorts, and only under a budget to which that is
+** little.  Else 8 bits, 16 KiB.  The counts are charged to the budget.
+*/
+#define DS_RADIX_WIDE_ROWS  65536
+#define DS_RADIX_WIDE_LIMIT (8*1024*1024)
+#define DS_RADIX_COUNTS(w)  (((64 + (w) - 1) / (w)) << (w))
+
+/*
 ** A sort of an entry array: the work of sorting rows in memory, which
 ** runs either on the caller's thread or, with ds_config('threads') above
 ** 1, on a worker thread while the caller reads the next input.  It
@@ -78,16 +88,6 @@ static int dsSortPrefixExact(const DsRow *pRow){
 ** sqlite3_is_interrupted() where SQLite has it, else nothing (the caller,
 ** waiting for the worker, checks then).
 */
-/*
-** The radix sort's digits are at most 11 bits wide, so fewer passes move
-** the entries, but then it needs 96 KiB of counts (six digits of 2048):
-** worth it only for large sorts, and only under a budget to which that is
-** little.  Else 8 bits, 16 KiB.  The counts are charged to the budget.
-*/
-#define DS_RADIX_WIDE_ROWS  65536
-#define DS_RADIX_WIDE_LIMIT (8*1024*1024)
-#define DS_RADIX_COUNTS(w)  (((64 + (w) - 1) / (w)) << (w))
-
 typedef struct DsSortJob DsSortJob;
 struct DsSortJob {
   DsSortEntry *a;         /* the entries */
