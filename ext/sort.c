@@ -31,19 +31,37 @@ static u64 dsBytesPrefix(const u8 *z, int n){
   return v;
 }
 
-static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
-  DsValue v;
-  double r;
+/* The order-preserving prefix of a finite double. */
+static u64 dsRealPrefix(double r){
   u64 b;
+  memcpy(&b, &r, 8);
+  b = (b >> 63) ? ~b : (b | 0x8000000000000000ULL);
+  return (1ULL << 62) | (b >> 2);
+}
+
+/*
+** The prefix of pRow's key, and in *pbExact whether that prefix ties the
+** row only with rows of an equal key: so for a key of one INTEGER of
+** magnitude below 2^50, whose double holds it exactly with the last two
+** bits of the mantissa zero, which are all the prefix drops.  Among such
+** rows the radix sort alone gives key order.  One read of the key serves
+** both: the gather loop and the merge ask for both for every row.
+*/
+static u64 dsSortPrefix(const DsRow *pRow, int eOrder, int *pbExact){
+  DsValue v;
+  i64 i;
+  if( dsRowKeyInt(pRow, &i) ){
+    *pbExact = i > -((i64)1 << 50) && i < ((i64)1 << 50);
+    return dsRealPrefix((double)i);
+  }
+  *pbExact = 0;
   if( eOrder==DS_ORDER_GROUP && (pRow->flags & DS_ROW_NULLKEY) ) return 0;
   dsValueDecode(pRow->aData, &v);
   switch( v.eType ){
     case DS_INT:
-      r = (double)v.i;
-      break;
+      return dsRealPrefix((double)v.i);
     case DS_REAL:
-      r = v.r==0.0 ? 0.0 : v.r;              /* -0.0 sorts as 0.0 */
-      break;
+      return dsRealPrefix(v.r==0.0 ? 0.0 : v.r);   /* -0.0 sorts as 0.0 */
     case DS_TEXT:
       return (2ULL << 62) | (dsBytesPrefix(v.z, v.n) << 6);
     case DS_BLOB:
@@ -51,20 +69,6 @@ static u64 dsSortPrefix(const DsRow *pRow, int eOrder){
     default:
       return 0;
   }
-  memcpy(&b, &r, 8);
-  b = (b >> 63) ? ~b : (b | 0x8000000000000000ULL);
-  return (1ULL << 62) | (b >> 2);
-}
-
-/*
-** Does the prefix of pRow tie it only with rows of an equal key?  So for
-** a key of one INTEGER of magnitude below 2^50: its double holds it
-** exactly, with the last two bits of the mantissa zero, which are all the
-** prefix drops.  Among such rows the radix sort alone gives key order.
-*/
-static int dsSortPrefixExact(const DsRow *pRow){
-  i64 i;
-  return dsRowKeyInt(pRow, &i) && i > -((i64)1 << 50) && i < ((i64)1 << 50);
 }
 
 /*
@@ -363,7 +367,7 @@ struct DsRunReader {
 typedef struct DsHeapItem DsHeapItem;
 struct DsHeapItem {
   u64 prefix;
-  int bExact;             /* the prefix holds the key (dsSortPrefixExact) */
+  int bExact;             /* the prefix holds the key (dsSortPrefix) */
   int iRd;                /* index into DsMerger.aRd */
 };
 
@@ -433,8 +437,7 @@ static int dsRunAdvance(DsSorter *p, DsMerger *m, DsHeapItem *pItem){
   dsArenaReset(&pRd->arena);
   rc = dsSpillRead(pRd->pRun, &pRd->arena, &pRd->pRow);
   if( rc==SQLITE_ROW ){
-    pItem->prefix = dsSortPrefix(pRd->pRow, p->eOrder);
-    pItem->bExact = dsSortPrefixExact(pRd->pRow);
+    pItem->prefix = dsSortPrefix(pRd->pRow, p->eOrder, &pItem->bExact);
     return SQLITE_OK;
   }
   pRd->pRow = 0;
@@ -725,10 +728,11 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
     if( rc!=SQLITE_OK ) return rc;
     if( n==0 ) return SQLITE_OK;
     for(i=0; i<n; i++){
-      p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder);
+      int bExact;
+      p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder, &bExact);
       p->aEntry[p->nEntry].pRow = aRow[i];
       p->nEntry++;
-      if( !dsSortPrefixExact(aRow[i]) ) p->bTies = 1;
+      if( !bExact ) p->bTies = 1;
     }
     if( dsSorterFull(p) ){
       rc = dsSorterFlushRun(p);
