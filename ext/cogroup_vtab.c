@@ -477,7 +477,8 @@ static int dsCoGroupFunctionBestIndex(sqlite3_vtab *pVtab,
    && pInfo->aOrderBy[0].iColumn==GCOL_KEY
    && !pInfo->aOrderBy[0].desc
    && dsIsSingleKeyLiteral(pInfo, GCOL_ARG0 + 2)
-   && dsIsSingleKeyLiteral(pInfo, GCOL_ARG0 + 3) ){
+   && dsIsSingleKeyLiteral(pInfo, GCOL_ARG0 + 3)
+   && dsTextOrderIsBinary(((DsCoGroupTable *)pVtab)->pConn->db) ){
     pInfo->orderByConsumed = 1;
   }
   pInfo->idxNum = mArg | (int)(pInfo->colUsed & 0x7) << GUSE_SHIFT;
@@ -515,7 +516,8 @@ static int dsCoGroupTableBestIndex(sqlite3_vtab *pVtab,
   DsCoGroupTable *pTab = (DsCoGroupTable *)pVtab;
   int idxNum = 0;
   if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
-  if( dsCoGroupOrderHolds(pTab, pInfo) ){
+  if( dsCoGroupOrderHolds(pTab, pInfo)
+   && dsTextOrderIsBinary(pTab->pConn->db) ){
     idxNum |= GIDX_ORDERED;
     pInfo->orderByConsumed = 1;
   }

@@ -237,6 +237,7 @@ const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
 int dsValueCompare(const DsValue *a, const DsValue *b);
+int dsTextOrderIsBinary(sqlite3 *db);
 
 /*
 ** The value of an SQL value, without a copy: TEXT and BLOB point into pIn

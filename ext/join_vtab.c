@@ -722,7 +722,8 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
   nOut = (double)(pTab->anRow[0]>pTab->anRow[1] ? pTab->anRow[0]
                                                 : pTab->anRow[1]);
   if( nOut<1 ) nOut = 1;
-  bOrdered = dsJoinOrderHolds(pTab, pInfo);
+  bOrdered = dsJoinOrderHolds(pTab, pInfo)
+          && dsTextOrderIsBinary(pTab->pConn->db);
   rCost = 2*nIn + nOut;
   if( bOrdered || pTab->eHint==DS_HINT_SORT_MERGE ){
     rCost += nIn * dsLog2(nIn + 2);

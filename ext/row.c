@@ -25,6 +25,8 @@
 ** Key order, used by sorting, is SQLite's order of values: NULL first,
 ** then numbers (integers and reals compared exactly), then text (memcmp),
 ** then blobs (memcmp), part by part as ORDER BY sorts the key columns.
+** Text is compared as its UTF-8 bytes, the order of its code points; that
+** is SQLite's BINARY order in a UTF-8 database only (dsTextOrderIsBinary).
 ** Grouping (coGroup) instead puts every key with a NULL part first, as
 ** one group.
 */
@@ -360,6 +362,28 @@ static int dsBytesCompare(const DsValue *a, const DsValue *b){
   int c = n>0 ? memcmp(a->z, b->z, (size_t)n) : 0;
   if( c ) return c;
   return (a->n > b->n) - (a->n < b->n);
+}
+
+/*
+** Is the order of text here SQLite's BINARY order in db, so that a
+** virtual table may tell SQLite its rows are already sorted?  BINARY
+** compares the bytes of the database's own encoding, and rows hold text
+** as UTF-8.  In UTF-16 the two orders differ: in UTF-16le for most text
+** beyond ASCII, in UTF-16be for characters above U+FFFF against U+E000
+** to U+FFFF.  There SQLite has to sort (equality is the same in every
+** encoding, so joins are unaffected).  0 also when the encoding cannot be
+** read: SQLite's own sort is right either way.
+*/
+int dsTextOrderIsBinary(sqlite3 *db){
+  sqlite3_stmt *pStmt = 0;
+  int bUtf8 = 0;
+  if( sqlite3_prepare_v2(db, "PRAGMA encoding", -1, &pStmt, 0)==SQLITE_OK
+   && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zEnc = (const char *)sqlite3_column_text(pStmt, 0);
+    bUtf8 = zEnc!=0 && sqlite3_stricmp(zEnc, "UTF-8")==0;
+  }
+  sqlite3_finalize(pStmt);
+  return bUtf8;
 }
 
 /* SQLite's order of two values: <0, 0 or >0.  NULL equals NULL here. */

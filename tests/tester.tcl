@@ -110,6 +110,23 @@ if {[info commands sqlite_orig] eq ""} {
   }
 }
 
+# Open connection $name on a new in-memory database of text encoding $enc
+# (UTF-8, UTF-16le, UTF-16be) holding tables l16(k) and r16(k) of the same
+# keys: texts whose order differs between UTF-8 bytes (code points),
+# UTF-16le bytes and UTF-16be bytes, which is SQLite's BINARY order in
+# each encoding; an integer; a NULL.
+proc open_encoded_db {name enc} {
+  uplevel 1 [list sqlite3 $name :memory:]
+  $name eval "PRAGMA encoding='$enc'"
+  $name eval {
+    CREATE TABLE l16(k);
+    CREATE TABLE r16(k);
+    INSERT INTO l16 VALUES ('a'), (char(0x101)), (char(0x100)), ('b'),
+      (char(0xFF61)), (char(0x1F600)), ('z'), (1), (NULL);
+    INSERT INTO r16 SELECT k FROM l16;
+  }
+}
+
 # A scratch directory for this test process, removed by finish_test.
 proc test_tmpdir {} {
   if {$::tester::tmpdir eq ""} {
