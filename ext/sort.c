@@ -104,15 +104,18 @@ struct DsSortJob {
   DsOp *pOp;              /* for xCheck */
   atomic_int bAbort;      /* stop as soon as possible */
   atomic_int bDone;       /* the job has finished */
-  int rc;                 /* SQLITE_OK or SQLITE_INTERRUPT */
+  int rc;                 /* SQLITE_OK, or why the job stopped */
+  int rcStop;             /* the error of xCheck that stopped it, or 0 */
   int nMaxWidth;          /* bits per radix digit, at most */
   i64 *aCount;            /* the radix sort's counts (DS_RADIX_COUNTS) */
 };
 
 /* Every 16K steps (some tens of microseconds): should the job stop? */
 static int dsSortJobStop(DsSortJob *pJob, i64 i){
+  int rc;
   if( (i & 0x3fff)!=0 ) return 0;
-  if( pJob->xCheck && pJob->xCheck(pJob)!=SQLITE_OK ){
+  if( pJob->xCheck && (rc = pJob->xCheck(pJob))!=SQLITE_OK ){
+    pJob->rcStop = rc;
     atomic_store(&pJob->bAbort, 1);
   }
   return atomic_load(&pJob->bAbort);
@@ -262,7 +265,9 @@ static void dsSortJobRun(DsSortJob *pJob){
   pJob->aResult = pJob->a;
   if( pJob->n>1
    && (!dsRadixSort(pJob) || (pJob->bTies && !dsSortTies(pJob))) ){
-    pJob->rc = SQLITE_INTERRUPT;
+    /* The check's own error (an out-of-memory, say) if it had one; else
+    ** the caller set bAbort for an interrupt. */
+    pJob->rc = pJob->rcStop ? pJob->rcStop : SQLITE_INTERRUPT;
   }
   atomic_store(&pJob->bDone, 1);
 }
@@ -772,20 +777,24 @@ static int dsSorterSortMemory(DsSorter *p){
 ** then.
 */
 static int dsSorterJoin(DsSorter *p){
-  int rc = SQLITE_OK;
+  int rc;
+  int rcCheck = SQLITE_OK;
   if( !p->bThread ) return SQLITE_OK;
   dsOpStep(p->pOp, "radix sort (worker)");
   while( !atomic_load(&p->job.bDone) ){
     struct timespec ts = { 0, 200000 };     /* 0.2 ms */
     nanosleep(&ts, 0);
-    if( dsOpCheckInterrupt(p->pOp)!=SQLITE_OK ){
+    if( rcCheck==SQLITE_OK
+     && (rcCheck = dsOpCheckInterrupt(p->pOp))!=SQLITE_OK ){
       atomic_store(&p->job.bAbort, 1);
     }
   }
   pthread_join(p->thread, 0);
   p->bThread = 0;
   rc = dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
-  return rc;
+  /* A check that failed is the answer, even if the worker was done
+  ** before it saw bAbort. */
+  return rcCheck!=SQLITE_OK ? rcCheck : rc;
 }
 
 /*
