@@ -230,6 +230,14 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
     dsConfigAll(ctx, pConn);
     return;
   }
+  for(i=0; i<argc; i++){
+    if( dsArgHasNul(argv[i]) ){
+      char *zMsg = dsArgNulError("ds_config", i ? "the value" : "the name");
+      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      sqlite3_free(zMsg);
+      return;
+    }
+  }
   zName = (const char *)sqlite3_value_text(argv[0]);
   for(i=0; zName && i<DS_N_SETTING; i++){
     if( sqlite3_stricmp(zName, aSetting[i].zName)==0 ) break;

@@ -51,6 +51,10 @@ int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
+  if( dsArgHasNul(pVal) ){
+    *pzErr = dsArgNulError(zFunc, "hint");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                               peHint, pzErr);
 }

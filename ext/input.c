@@ -632,7 +632,7 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
     int iCol;
     int *aNew;
     z = dsSkipSpace(z);
-    if( *z==0 ) break;
+    if( *z==0 && nKey==0 ) break;
     zStart = z;
     while( *z && *z!=',' ){
       int nQ = dsQuotedLength(z);
@@ -640,8 +640,14 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
     }
     n = (int)(z - zStart);
     while( n>0 && isspace((unsigned char)zStart[n-1]) ) n--;
-    if( *z==',' ) z++;
-    if( n==0 ) continue;
+    if( n==0 ){
+      /* 'id,' or ',id': an empty item is a slip, not a key to skip. */
+      dsInputSetErr(pzErr, sqlite3_mprintf(
+          "%s: %s '%s' has an empty item; give column names or 0-based "
+          "positions, comma-separated", zFunc, zArg, zKeys));
+      sqlite3_free(aiKey);
+      return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
     iCol = dsKeyTerm(zFunc, zArg, pIn, zSide, zStart, n, pzErr);
     if( iCol<0 ){
       sqlite3_free(aiKey);
@@ -654,6 +660,8 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
     }
     aiKey = aNew;
     aiKey[nKey++] = iCol;
+    if( *z==0 ) break;
+    z++;                          /* the comma: an item must follow */
   }
   if( nKey==0 ){
     dsInputSetErr(pzErr, sqlite3_mprintf(
@@ -681,6 +689,22 @@ const char *dsTypeNoun(sqlite3_value *pVal){
   }
 }
 
+/*
+** Does text argument pVal hold a NUL character?  Text is read as a C
+** string, which ends there, so the rest would be ignored without a word
+** ('users' || char(0) || 'junk' read as users): such text is refused.
+*/
+int dsArgHasNul(sqlite3_value *pVal){
+  const char *z = (const char *)sqlite3_value_text(pVal);
+  return z!=0 && (int)strlen(z)!=sqlite3_value_bytes(pVal);
+}
+
+/* The error for an argument that holds a NUL character. */
+char *dsArgNulError(const char *zFunc, const char *zArg){
+  return sqlite3_mprintf("%s: %s holds a NUL character (char(0)); give "
+                         "it as text without one", zFunc, zArg);
+}
+
 /* A dataset argument: text naming a table or view, or a query. */
 int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
                      sqlite3_value *pVal, DsInput **ppIn, char **pzErr){
@@ -689,6 +713,12 @@ int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
     *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
         "view name or a query), not %s", zFunc, zSide, dsTypeNoun(pVal));
     return SQLITE_ERROR;
+  }
+  if( dsArgHasNul(pVal) ){
+    char *zArg = sqlite3_mprintf("the %s dataset", zSide);
+    *pzErr = zArg ? dsArgNulError(zFunc, zArg) : 0;
+    sqlite3_free(zArg);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   return dsInputOpen(db, zFunc, zSide, (const char *)sqlite3_value_text(pVal),
                      ppIn, pzErr);
@@ -702,6 +732,10 @@ int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
   char aNum[24];
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_TEXT:
+      if( dsArgHasNul(pVal) ){
+        *pzErr = dsArgNulError(zFunc, zArg);
+        return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
       zKeys = (const char *)sqlite3_value_text(pVal);
       break;
     case SQLITE_INTEGER:

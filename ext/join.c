@@ -72,6 +72,10 @@ int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
+  if( dsArgHasNul(pVal) ){
+    *pzErr = dsArgNulError(zFunc, "hint");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   return dsParseHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                          peHint, pzErr);
 }
@@ -85,6 +89,10 @@ int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
     *pzErr = sqlite3_mprintf("%s: join_type must be text or NULL, not %s",
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
+  }
+  if( dsArgHasNul(pVal) ){
+    *pzErr = dsArgNulError(zFunc, "join_type");
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   return dsParseJoinTypeText(zFunc, (const char *)sqlite3_value_text(pVal),
                              peType, pzErr);
