@@ -598,6 +598,7 @@ struct DsStats {
   double aMs[DS_N_PHASE];
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */
+  char *zMessage;         /* the statement's message then (sqlite3_malloc'd) */
 };
 
 void dsStatsInit(DsStats *p, const char *zOperator);

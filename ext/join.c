@@ -176,15 +176,9 @@ int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...){
 ** reader's where one failed, else SQLite's text for the code.  NULL for
 ** NOMEM, so that SQLite reports "out of memory" itself.
 */
-char *dsOpErrMsg(DsOp *pOp, int rc){
+static char *dsOpMessage(DsOp *pOp, int rc){
   static const char *const azSide[] = { "left", "right" };
   int i;
-  /* Every failure of a running operator comes here: remember where it
-  ** stopped, for ds_last_stats(). */
-  if( pOp->stats.rcStop==0 ){
-    pOp->stats.rcStop = rc;
-    pOp->stats.zStoppedIn = pOp->tick.zStep;
-  }
   if( rc==SQLITE_NOMEM ) return 0;
   if( rc==SQLITE_INTERRUPT ) return sqlite3_mprintf("%s: interrupted", pOp->zFunc);
   if( pOp->zErr ) return sqlite3_mprintf("%s: %s", pOp->zFunc, pOp->zErr);
@@ -195,6 +189,19 @@ char *dsOpErrMsg(DsOp *pOp, int rc){
     }
   }
   return sqlite3_mprintf("%s: %s", pOp->zFunc, sqlite3_errstr(rc));
+}
+
+/* That message, as the operator fails with it (see above). */
+char *dsOpErrMsg(DsOp *pOp, int rc){
+  char *zMsg = dsOpMessage(pOp, rc);
+  /* Every failure of a running operator comes here: remember where it
+  ** stopped, and what the statement says, for ds_last_stats(). */
+  if( pOp->stats.rcStop==0 ){
+    pOp->stats.rcStop = rc;
+    pOp->stats.zStoppedIn = pOp->tick.zStep;
+    if( zMsg ) pOp->stats.zMessage = sqlite3_mprintf("%s", zMsg);
+  }
+  return zMsg;
 }
 
 /*************************************************************************

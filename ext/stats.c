@@ -9,8 +9,9 @@
 ** ends, normally or not, its statistics become the connection's "last
 ** stats" as one JSON object (or NULL, if there is no memory for it).
 ** One that failed mid-way (interrupted, out of memory, disk full) also
-** says so ("error") and names the step of its work it was in
-** ("stopped_in": "radix sort", "probe", ...).
+** says so ("error"), names the step of its work it was in ("stopped_in":
+** "radix sort", "probe", ...) and gives the statement's message
+** ("message": what the error code alone does not say).
 */
 #include "dataset_int.h"
 
@@ -41,7 +42,9 @@ void dsStatsPhase(DsStats *p, int ePhase, double *ptPrev){
 
 void dsStatsClear(DsStats *p){
   sqlite3_free(p->zReason);
+  sqlite3_free(p->zMessage);
   p->zReason = 0;
+  p->zMessage = 0;
 }
 
 static void dsJsonKeyText(DsText *pOut, const char *zKey,
@@ -84,6 +87,7 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
     /* Only for an operator that failed mid-way: what stopped it, where. */
     dsJsonKeyText(pOut, "error", sqlite3_errstr(p->rcStop));
     dsJsonKeyText(pOut, "stopped_in", p->zStoppedIn);
+    dsJsonKeyText(pOut, "message", p->zMessage);
   }
   dsTextChar(pOut, '}');
   /* Out of memory, the statistics are lost: ds_last_stats() then says
