@@ -231,8 +231,9 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
     return;
   }
   for(i=0; i<argc; i++){
-    if( dsArgHasNul(argv[i]) ){
-      char *zMsg = dsArgNulError("ds_config", i ? "the value" : "the name");
+    char *zMsg = 0;
+    if( dsArgRefuseNul("ds_config", i ? "the value" : "the name", argv[i],
+                       &zMsg) ){
       sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
       sqlite3_free(zMsg);
       return;

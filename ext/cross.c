@@ -51,10 +51,7 @@ int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgHasNul(pVal) ){
-    *pzErr = dsArgNulError(zFunc, "hint");
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
+  if( dsArgRefuseNul(zFunc, "hint", pVal, pzErr) ) return SQLITE_ERROR;
   return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                               peHint, pzErr);
 }

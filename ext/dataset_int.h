@@ -490,8 +490,8 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
 const char *dsTypeNoun(sqlite3_value *pVal);
-int dsArgHasNul(sqlite3_value *pVal);
-char *dsArgNulError(const char *zFunc, const char *zArg);
+int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
+                   char **pzErr);
 int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
                      sqlite3_value *pVal, DsInput **ppIn, char **pzErr);
 int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,

@@ -690,36 +690,37 @@ const char *dsTypeNoun(sqlite3_value *pVal){
 }
 
 /*
-** Does text argument pVal hold a NUL character?  Text is read as a C
-** string, which ends there, so the rest would be ignored without a word
-** ('users' || char(0) || 'junk' read as users): such text is refused.
+** Refuse text argument pVal (zArg of function zFunc) if it holds a NUL
+** character: text is read as a C string, which ends there, so the rest
+** would be ignored without a word ('users' || char(0) || 'junk' read as
+** users).  SQLITE_OK if it holds none, else SQLITE_ERROR with *pzErr set
+** (SQLITE_NOMEM without).
 */
-int dsArgHasNul(sqlite3_value *pVal){
+int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
+                   char **pzErr){
   const char *z = (const char *)sqlite3_value_text(pVal);
-  return z!=0 && (int)strlen(z)!=sqlite3_value_bytes(pVal);
-}
-
-/* The error for an argument that holds a NUL character. */
-char *dsArgNulError(const char *zFunc, const char *zArg){
-  return sqlite3_mprintf("%s: %s holds a NUL character (char(0)); give "
-                         "it as text without one", zFunc, zArg);
+  if( z==0 || (int)strlen(z)==sqlite3_value_bytes(pVal) ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: %s holds a NUL character (char(0)); give "
+                           "it as text without one", zFunc, zArg);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
 /* A dataset argument: text naming a table or view, or a query. */
 int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
                      sqlite3_value *pVal, DsInput **ppIn, char **pzErr){
+  char *zArg;
+  int rc;
   *ppIn = 0;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
     *pzErr = sqlite3_mprintf("%s: the %s dataset must be text (a table or "
         "view name or a query), not %s", zFunc, zSide, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgHasNul(pVal) ){
-    char *zArg = sqlite3_mprintf("the %s dataset", zSide);
-    *pzErr = zArg ? dsArgNulError(zFunc, zArg) : 0;
-    sqlite3_free(zArg);
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
+  zArg = sqlite3_mprintf("the %s dataset", zSide);
+  if( zArg==0 ) return SQLITE_NOMEM;
+  rc = dsArgRefuseNul(zFunc, zArg, pVal, pzErr);
+  sqlite3_free(zArg);
+  if( rc!=SQLITE_OK ) return rc;
   return dsInputOpen(db, zFunc, zSide, (const char *)sqlite3_value_text(pVal),
                      ppIn, pzErr);
 }
@@ -730,12 +731,11 @@ int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
                     int **paiKey, char **pzErr){
   const char *zKeys;
   char aNum[24];
+  int rc;
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_TEXT:
-      if( dsArgHasNul(pVal) ){
-        *pzErr = dsArgNulError(zFunc, zArg);
-        return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-      }
+      rc = dsArgRefuseNul(zFunc, zArg, pVal, pzErr);
+      if( rc!=SQLITE_OK ) return rc;
       zKeys = (const char *)sqlite3_value_text(pVal);
       break;
     case SQLITE_INTEGER:

@@ -72,10 +72,7 @@ int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgHasNul(pVal) ){
-    *pzErr = dsArgNulError(zFunc, "hint");
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
+  if( dsArgRefuseNul(zFunc, "hint", pVal, pzErr) ) return SQLITE_ERROR;
   return dsParseHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                          peHint, pzErr);
 }
@@ -90,10 +87,7 @@ int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgHasNul(pVal) ){
-    *pzErr = dsArgNulError(zFunc, "join_type");
-    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
+  if( dsArgRefuseNul(zFunc, "join_type", pVal, pzErr) ) return SQLITE_ERROR;
   return dsParseJoinTypeText(zFunc, (const char *)sqlite3_value_text(pVal),
                              peType, pzErr);
 }
