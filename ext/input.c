@@ -572,6 +572,13 @@ static int dsFindColumn(const DsInput *pIn, const char *zName){
   return -1;
 }
 
+/* Is z a minus sign and digits, like "-1"? */
+static int dsIsNegativeNumber(const char *z){
+  if( z[0]!='-' || !isdigit((unsigned char)z[1]) ) return 0;
+  for(z++; isdigit((unsigned char)*z); z++){}
+  return *z==0;
+}
+
 /* One key term: a position, a quoted name or a bare name.  Returns the
 ** column number, or -1 with *pzErr set. */
 static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
@@ -603,7 +610,16 @@ static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
   }
   if( zName==0 ) return -1;
   iCol = dsFindColumn(pIn, zName);
-  if( iCol<0 ){
+  if( iCol<0 && dsIsNegativeNumber(zName) ){
+    /* Meant as a position, most likely (an integer argument of -1 comes
+    ** here as text too): say where positions run. */
+    char *zCols = dsColumnsText(pIn, 0);
+    dsInputSetErr(pzErr, sqlite3_mprintf(
+        "%s: %s: no column at position %s in the %s dataset; positions "
+        "run from 0 to %d (%s)", zFunc, zArg, zName, zSide,
+        pIn->nCol - 1, zCols));
+    sqlite3_free(zCols);
+  }else if( iCol<0 ){
     char *zCols = dsColumnsText(pIn, 0);
     dsInputSetErr(pzErr, sqlite3_mprintf(
         "%s: %s: no column '%s' in the %s dataset; its columns are: %s",
