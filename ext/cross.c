@@ -44,6 +44,7 @@ int dsParseCrossHintText(const char *zFunc, const char *z, int *peHint,
 /* A hint argument: text, or NULL (or absent) for OPTIMIZER_CHOOSES. */
 int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                      char **pzErr){
+  int rc;
   *peHint = DS_CROSS_OPTIMIZER;
   if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
@@ -51,7 +52,8 @@ int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgRefuseNul(zFunc, "hint", pVal, pzErr) ) return SQLITE_ERROR;
+  rc = dsArgRefuseNul(zFunc, "hint", pVal, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
   return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                               peHint, pzErr);
 }

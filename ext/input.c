@@ -579,6 +579,18 @@ static int dsIsNegativeNumber(const char *z){
   return *z==0;
 }
 
+/* The error of a key position (the nPos bytes at zPos) out of range. */
+static void dsPositionError(const char *zFunc, const char *zArg,
+                            const DsInput *pIn, const char *zSide,
+                            const char *zPos, int nPos, char **pzErr){
+  char *zCols = dsColumnsText(pIn, 0);
+  dsInputSetErr(pzErr, sqlite3_mprintf(
+      "%s: %s: no column at position %.*s in the %s dataset; positions "
+      "run from 0 to %d (%s)", zFunc, zArg, nPos, zPos, zSide,
+      pIn->nCol - 1, zCols));
+  sqlite3_free(zCols);
+}
+
 /* One key term: a position, a quoted name or a bare name.  Returns the
 ** column number, or -1 with *pzErr set. */
 static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
@@ -593,14 +605,7 @@ static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
     i64 iPos = 0;
     for(i=0; i<nTerm && iPos<=pIn->nCol; i++) iPos = iPos*10 + (zTerm[i]-'0');
     if( iPos<pIn->nCol ) return (int)iPos;
-    {
-      char *zCols = dsColumnsText(pIn, 0);
-      dsInputSetErr(pzErr, sqlite3_mprintf(
-          "%s: %s: no column at position %.*s in the %s dataset; positions "
-          "run from 0 to %d (%s)", zFunc, zArg, nTerm, zTerm, zSide,
-          pIn->nCol - 1, zCols));
-      sqlite3_free(zCols);
-    }
+    dsPositionError(zFunc, zArg, pIn, zSide, zTerm, nTerm, pzErr);
     return -1;
   }
   if( dsQuotedLength(zTerm)==nTerm && nTerm>=2 ){
@@ -613,12 +618,8 @@ static int dsKeyTerm(const char *zFunc, const char *zArg, const DsInput *pIn,
   if( iCol<0 && dsIsNegativeNumber(zName) ){
     /* Meant as a position, most likely (an integer argument of -1 comes
     ** here as text too): say where positions run. */
-    char *zCols = dsColumnsText(pIn, 0);
-    dsInputSetErr(pzErr, sqlite3_mprintf(
-        "%s: %s: no column at position %s in the %s dataset; positions "
-        "run from 0 to %d (%s)", zFunc, zArg, zName, zSide,
-        pIn->nCol - 1, zCols));
-    sqlite3_free(zCols);
+    dsPositionError(zFunc, zArg, pIn, zSide, zName, (int)strlen(zName),
+                    pzErr);
   }else if( iCol<0 ){
     char *zCols = dsColumnsText(pIn, 0);
     dsInputSetErr(pzErr, sqlite3_mprintf(

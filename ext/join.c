@@ -65,6 +65,7 @@ int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
 /* A hint argument: text, or NULL for the default. */
 int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                 char **pzErr){
+  int rc;
   *peHint = DS_HINT_OPTIMIZER;
   if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
@@ -72,7 +73,8 @@ int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgRefuseNul(zFunc, "hint", pVal, pzErr) ) return SQLITE_ERROR;
+  rc = dsArgRefuseNul(zFunc, "hint", pVal, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
   return dsParseHintText(zFunc, (const char *)sqlite3_value_text(pVal),
                          peHint, pzErr);
 }
@@ -80,6 +82,7 @@ int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
 /* A join type argument: text, or NULL for INNER. */
 int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
                     char **pzErr){
+  int rc;
   *peType = DS_JOIN_INNER;
   if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
   if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
@@ -87,7 +90,8 @@ int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
                              zFunc, dsTypeNoun(pVal));
     return SQLITE_ERROR;
   }
-  if( dsArgRefuseNul(zFunc, "join_type", pVal, pzErr) ) return SQLITE_ERROR;
+  rc = dsArgRefuseNul(zFunc, "join_type", pVal, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
   return dsParseJoinTypeText(zFunc, (const char *)sqlite3_value_text(pVal),
                              peType, pzErr);
 }
