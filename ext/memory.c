@@ -10,8 +10,10 @@
 **
 ** Rows live in an arena: a list of chunks carved front to back.  Chunks
 ** start small (a tiny input costs a few KiB, less under a small budget)
-** and double up to a cap, so a large input costs few allocations.  Rows are never freed one by one; a
-** whole arena is reset or cleared at once.
+** and double up to a cap, so a large input costs few allocations; a row
+** larger than that gets a chunk of its own, freed at the next reset.
+** Rows are never freed one by one; a whole arena is reset or cleared at
+** once.
 */
 #include "dataset_int.h"
 
@@ -84,14 +86,22 @@ static i64 dsArenaChunkCap(const DsArena *p){
   return pConn ? pConn->nMemLimit / 16 : DS_CHUNK_MAX;
 }
 
+#define DS_CHUNK_HDR ((i64)((sizeof(DsChunk) + 7) & ~(size_t)7))
+
+/* The size of the chunk that holds n more bytes (a multiple of 8): the
+** regular size, or just big enough for a row that does not fit in one
+** (doubling up to it could take twice the row's size). */
+static i64 dsArenaChunkFor(const DsArena *p, i64 n){
+  return n > p->nNext - DS_CHUNK_HDR ? n + DS_CHUNK_HDR : p->nNext;
+}
+
 /* Start a new chunk able to hold at least n bytes (a multiple of 8) and
 ** allocate them from it: dsArenaAlloc() when the chunk is full.  NULL on
 ** OOM. */
 void *dsArenaGrow(DsArena *p, i64 n){
-  i64 nChunk = p->nNext;
-  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
+  i64 nChunk = dsArenaChunkFor(p, n);
+  i64 nHdr = DS_CHUNK_HDR;
   DsChunk *pNew;
-  while( nChunk - nHdr < n ) nChunk *= 2;
   pNew = dsMalloc(p->pMem, nChunk);
   if( pNew==0 ) return 0;
   pNew->pPrev = p->pChunk;
@@ -111,12 +121,9 @@ void *dsArenaGrow(DsArena *p, i64 n){
 ** fits in the current chunk, else the size of the chunk it would add (as
 ** dsArenaGrow() sizes it). */
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n){
-  i64 nHdr = (i64)((sizeof(DsChunk) + 7) & ~(size_t)7);
-  i64 nChunk = p->nNext;
   n = (n + 7) & ~(i64)7;
   if( p->pEnd - p->pFree >= n ) return 0;
-  while( nChunk - nHdr < n ) nChunk *= 2;
-  return nChunk;
+  return dsArenaChunkFor(p, n);
 }
 
 /*
@@ -131,20 +138,33 @@ int dsArenaWouldExceed(const DsArena *p, i64 n){
   return pConn && nChunk>0 && pConn->nMemUsed + nChunk > pConn->nMemLimit;
 }
 
-/* Forget every allocation but keep the newest chunk for reuse. */
+/*
+** Forget every allocation but keep the newest chunk of the regular size
+** for reuse.  A chunk made larger than that for one oversized row is
+** freed: kept, it would stay charged to the budget for as long as the
+** arena lives, and every sort run or batch after it would shrink.
+*/
 void dsArenaReset(DsArena *p){
-  DsChunk *pKeep = p->pChunk;
-  DsChunk *pOld;
-  if( pKeep==0 ) return;
-  pOld = pKeep->pPrev;
-  while( pOld ){
-    DsChunk *pPrev = pOld->pPrev;
-    p->nByte -= pOld->nByte;
-    dsFree(p->pMem, pOld);
-    pOld = pPrev;
+  DsChunk *pKeep = 0;
+  DsChunk *pChunk = p->pChunk;
+  while( pChunk ){
+    DsChunk *pPrev = pChunk->pPrev;
+    if( pKeep==0 && pChunk->nByte<=p->nNext ){
+      pKeep = pChunk;
+      pKeep->pPrev = 0;
+    }else{
+      p->nByte -= pChunk->nByte;
+      dsFree(p->pMem, pChunk);
+    }
+    pChunk = pPrev;
   }
-  pKeep->pPrev = 0;
-  p->pFree = (u8 *)pKeep + ((sizeof(DsChunk) + 7) & ~(size_t)7);
+  p->pChunk = pKeep;
+  if( pKeep ){
+    p->pFree = (u8 *)pKeep + DS_CHUNK_HDR;
+    p->pEnd = (u8 *)pKeep + pKeep->nByte;
+  }else{
+    p->pFree = p->pEnd = 0;
+  }
 }
 
 /* Free every chunk. */
