@@ -94,21 +94,18 @@ static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
     /* Views and queries are counted up to the point where the smaller
     ** side is clear enough: a product that large is rarely asked for. */
     int i, rc = SQLITE_OK;
+    char *zSmaller;
     for(i=0; i<2 && rc==SQLITE_OK; i++){
       rc = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[i],
                                DS_CROSS_COUNT_CAP, &anRow[i], &abAtLeast[i]);
     }
     if( rc!=SQLITE_OK ) return rc;
     p->iSmall = (anRow[0]>=0 && (anRow[1]<0 || anRow[0]<anRow[1])) ? 0 : 1;
-    if( anRow[0]==anRow[1] ){
-      pOp->stats.zReason = sqlite3_mprintf("the inputs have the same number "
-          "of rows (%lld): the right one is buffered, as crossWithTiny "
-          "does, the left one streamed", anRow[0]);
-    }else{
-      pOp->stats.zReason = sqlite3_mprintf("the %s input is the smaller "
-          "(%lld rows against %lld): it is buffered, the %s one streamed",
-          azSide[p->iSmall], anRow[p->iSmall], anRow[1 - p->iSmall],
-          azSide[1 - p->iSmall]);
+    zSmaller = dsSmallerSideText(anRow, abAtLeast, p->iSmall);
+    if( zSmaller ){
+      pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
+          "streamed", zSmaller, azSide[1 - p->iSmall]);
+      sqlite3_free(zSmaller);
     }
   }
   pOp->stats.zStrategy = dsCrossHintName[p->iSmall==0 ? DS_CROSS_FIRST_SMALL

@@ -786,6 +786,7 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 /* Plans (plan.c) */
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
+char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*
 ** Spill files (spill.c): a temporary file of rows in the row format,

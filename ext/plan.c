@@ -64,6 +64,36 @@ static char *dsRowsText(i64 n, int bAtLeast){
 }
 
 /*
+** How side iSmall came to be taken as the smaller, given each side's rows
+** (-1 when unknown, abAtLeast[] when counted only up to a cap), for the
+** reason of a join or a cross product: "the left input is the smaller (3
+** rows against 5 rows)", or, when the counts do not tell the sides apart,
+** that they do not and which side was taken.  NULL on OOM.
+*/
+char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
+  char *azRows[2];
+  char *zRet = 0;
+  azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
+  azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
+  if( azRows[0] && azRows[1] ){
+    if( anRow[0]<0 && anRow[1]<0 ){
+      zRet = sqlite3_mprintf("neither input's number of rows is known, so "
+                             "the %s input is taken as the smaller",
+                             azSide[iSmall]);
+    }else if( anRow[0]==anRow[1] && abAtLeast[0]==abAtLeast[1] ){
+      zRet = sqlite3_mprintf("both inputs have %s, so the %s input is taken "
+                             "as the smaller", azRows[0], azSide[iSmall]);
+    }else{
+      zRet = sqlite3_mprintf("the %s input is the smaller (%s against %s)",
+                             azSide[iSmall], azRows[iSmall], azRows[1-iSmall]);
+    }
+  }
+  sqlite3_free(azRows[0]);
+  sqlite3_free(azRows[1]);
+  return zRet;
+}
+
+/*
 ** Pick the strategy for OPTIMIZER_CHOOSES given each side's rows (-1 when
 ** unknown) and key bytes per row (0 when unknown); explain in *pzReason.
 */
@@ -75,7 +105,7 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   i64 nBytes, nOther;
   int bFits;              /* the smaller side's table fits in half the budget */
   int iSmall;
-  char *azRows[2];
+  char *zSmaller;
   if( pSpec->bWantOrder ){
     *peStrategy = DS_HINT_SORT_MERGE;
     *pzReason = sqlite3_mprintf("the query asks for rows in key order, which "
@@ -93,45 +123,35 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   nOther = anRow[1-iSmall]<0 || abAtLeast[1-iSmall]
          ? -1 : anRow[1-iSmall] * anCost[1-iSmall];
-  azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
-  azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
-  if( azRows[0]==0 || azRows[1]==0 ){
-    /* Not a reason with a hole in it: out of memory is the answer. */
-    sqlite3_free(azRows[0]);
-    sqlite3_free(azRows[1]);
-    return SQLITE_NOMEM;
-  }
+  /* Not a reason with a hole in it: out of memory is the answer. */
+  zSmaller = dsSmallerSideText(anRow, abAtLeast, iSmall);
+  if( zSmaller==0 ) return SQLITE_NOMEM;
   bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
   if( bFits && nBytes>DS_CACHE_BYTES
    && nOther>=0 && nBytes + nOther <= pConn->nMemLimit ){
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
     *pzReason = sqlite3_mprintf(
-        "the %s input is the smaller (%s against %s); its hash table "
-        "(about %lld bytes) fits in half of memory_limit (%lld bytes) but "
-        "not in a CPU cache (%lld bytes), and both sides fit in memory_limit "
-        "together: partition both sides, so that each partition's table "
-        "stays in the cache, and build on the %s", azSide[iSmall],
-        azRows[iSmall], azRows[1-iSmall], nBytes, pConn->nMemLimit,
-        DS_CACHE_BYTES, azSide[iSmall]);
+        "%s; its hash table (about %lld bytes) fits in half of memory_limit "
+        "(%lld bytes) but not in a CPU cache (%lld bytes), and both sides "
+        "fit in memory_limit together: partition both sides, so that each "
+        "partition's table stays in the cache, and build on the %s",
+        zSmaller, nBytes, pConn->nMemLimit, DS_CACHE_BYTES, azSide[iSmall]);
   }else if( bFits ){
     *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
     *pzReason = sqlite3_mprintf(
-        "the %s input is the smaller (%s against %s) and its hash table "
-        "(about %lld bytes) fits in half of memory_limit (%lld bytes): "
-        "broadcast it", azSide[iSmall], azRows[iSmall], azRows[1-iSmall],
-        nBytes, pConn->nMemLimit);
+        "%s and its hash table (about %lld bytes) fits in half of "
+        "memory_limit (%lld bytes): broadcast it",
+        zSmaller, nBytes, pConn->nMemLimit);
   }else{
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
     *pzReason = sqlite3_mprintf(
-        "the %s input is the smaller (%s against %s) but its hash table "
-        "would not fit in half of memory_limit (%lld bytes): partition both "
-        "sides and build on the %s", azSide[iSmall], azRows[iSmall],
-        azRows[1-iSmall], pConn->nMemLimit, azSide[iSmall]);
+        "%s but its hash table would not fit in half of memory_limit "
+        "(%lld bytes): partition both sides and build on the %s",
+        zSmaller, pConn->nMemLimit, azSide[iSmall]);
   }
-  sqlite3_free(azRows[0]);
-  sqlite3_free(azRows[1]);
+  sqlite3_free(zSmaller);
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
 }
 
@@ -510,10 +530,12 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     if( pCur->zTopKeys==0 || pCur->zReason==0 ) rc = SQLITE_NOMEM;
   }
   if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(&op, rc);
-  op.stats.zStrategy = dsHintName[pCur->eStrategy];
-  op.stats.iBuild = pCur->iBuild;
-  op.stats.nOut = 1;
-  if( rc==SQLITE_OK && pCur->zReason ){
+  /* A plan that failed chose nothing and produced no row: its statistics
+  ** keep strategy and build_side NULL and output_rows 0. */
+  if( rc==SQLITE_OK ){
+    op.stats.zStrategy = dsHintName[pCur->eStrategy];
+    op.stats.iBuild = pCur->iBuild;
+    op.stats.nOut = 1;
     op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
                                        "the plan: %s", pCur->zReason);
   }
