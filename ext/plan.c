@@ -147,9 +147,10 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
     *pzReason = sqlite3_mprintf(
-        "%s but its hash table would not fit in half of memory_limit "
-        "(%lld bytes): partition both sides and build on the %s",
-        zSmaller, pConn->nMemLimit, azSide[iSmall]);
+        "%s but its hash table %s in half of memory_limit (%lld bytes): "
+        "partition both sides and build on the %s", zSmaller,
+        nBytes<0 ? "is of unknown size, so it may not fit" : "would not fit",
+        pConn->nMemLimit, azSide[iSmall]);
   }
   sqlite3_free(zSmaller);
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
