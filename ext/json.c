@@ -8,9 +8,11 @@
 ** ("%!.15g": 1.0 stays 1.0, 0.1 stays 0.1) when those read back as the
 ** same number and with 17 when they do not, as newer SQLite writes them
 ** (3.40 always stops at 15 and so can change a value on its trip through
-** JSON; the extension never does).  The digits come from SQLite's printf;
-** past the 15th, SQLite releases may differ in the 17th digit, all of them
-** reading back the same.  Deliberate differences: a BLOB becomes a string
+** JSON; the extension never does).  The digits come from SQLite's printf,
+** except where its 17 do not read back, which happens only beyond the
+** range where that printf is exact (dsPrintf17IsExact): then from the C
+** library's, correctly rounded.  Past the 15th digit SQLite releases may
+** differ in the 17th, all of them reading back the same.  Deliberate differences: a BLOB becomes a string
 ** of upper-case hex digits, as hex() writes it (json_object() refuses
 ** blobs); an infinite real becomes 9.0e+999, as newer SQLite writes it.
 **
@@ -18,11 +20,13 @@
 ** strtod(): the 15 digits make an integer below 2^53 and, when the
 ** decimal exponent is within 22, one IEEE multiplication or division by
 ** an exact power of ten rebuilds the correctly rounded double (Clinger's
-** fast path).  17 digits always read back.
+** fast path).  17 correctly rounded digits always read back.
 */
 #include "dataset_int.h"
 
+#include <float.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /*************************************************************************
@@ -235,18 +239,93 @@ static int dsRealNeeds17(double a){
   return 1;
 }
 
+/*
+** Are SQLite's 17 significant digits of the positive real a sure to read
+** back as a, so that checking them would be wasted?  17 correctly rounded digits are off by at most half their
+** spacing, 5e-17 of the value, where half an ulp is at least 5.55e-17:
+** digits within 5e-18 more of the value still read back.  SQLite 3.40's
+** printf scales a into [1, 10) in long double.  From 1e-8 to 1e22 it does
+** so with powers of ten that a 64-bit mantissa holds exactly and a dozen
+** roundings of 2^-64 at most, far inside that margin.  Past 1e100 it
+** multiplies by a rounded 1e100, and about 0.3% of reals there come out
+** with a 17th digit that reads back as the next double (1.797...57e308
+** as 1.797...56e308).  Without a 64-bit long double, nowhere.
+*/
+static int dsPrintf17IsExact(double a){
+#if LDBL_MANT_DIG >= 64
+  return a>=1e-8 && a<1e22;
+#else
+  (void)a;
+  return 0;
+#endif
+}
+
+/*
+** The 17 significant digits of the finite non-zero real r, written as
+** SQLite's "%!.17g" writes them ("-1.7976931348623157e+308", "0.1000...",
+** "12345678901234568.0") but correctly rounded: the digits and the
+** exponent come from the C library's "%.16e", exact in glibc, musl and
+** the BSDs.  Only digits, signs and 'e' are read from it, so the locale's
+** decimal point does not matter.
+*/
+static void dsReal17Exact(char *zOut, double r){
+  char aLib[64];
+  char aDig[17];
+  const char *z = aLib;
+  char *p = zOut;
+  int nDig = 0, e = 0, bExpNeg = 0, i;
+  snprintf(aLib, sizeof(aLib), "%.16e", r);
+  if( *z=='-' ) z++;
+  for(; *z && *z!='e' && *z!='E'; z++){
+    if( *z>='0' && *z<='9' && nDig<17 ) aDig[nDig++] = *z;
+  }
+  if( *z ) z++;
+  if( *z=='-' ){ bExpNeg = 1; z++; }else if( *z=='+' ){ z++; }
+  while( *z>='0' && *z<='9' ) e = e*10 + (*z++ - '0');
+  if( bExpNeg ) e = -e;
+  while( nDig>1 && aDig[nDig-1]=='0' ) nDig--;
+  if( r<0.0 ) *p++ = '-';
+  if( e<-4 || e>=17 ){            /* d.ddde+XX, as %g past its precision */
+    int a = e<0 ? -e : e;
+    *p++ = aDig[0];
+    *p++ = '.';
+    if( nDig==1 ) *p++ = '0';
+    for(i=1; i<nDig; i++) *p++ = aDig[i];
+    *p++ = 'e';
+    *p++ = e<0 ? '-' : '+';
+    if( a>=100 ){ *p++ = (char)('0' + a/100); a %= 100; }
+    *p++ = (char)('0' + a/10);
+    *p++ = (char)('0' + a%10);
+  }else if( e<0 ){                /* 0.000ddd */
+    *p++ = '0';
+    *p++ = '.';
+    for(i=e+1; i<0; i++) *p++ = '0';
+    for(i=0; i<nDig; i++) *p++ = aDig[i];
+  }else{                          /* ddd.ddd, at least one digit after */
+    for(i=0; i<=e; i++) *p++ = i<nDig ? aDig[i] : '0';
+    *p++ = '.';
+    if( nDig<=e+1 ) *p++ = '0';
+    for(i=e+1; i<nDig; i++) *p++ = aDig[i];
+  }
+  *p = 0;
+}
+
 /* A finite real: 15 significant digits when they read back, else 17. */
 static void dsJsonReal(DsText *pOut, double r){
   char aBuf[48];
   int n;
+  double a = r<0.0 ? -r : r;
   if( r==0.0 ){                   /* SQLite writes -0.0 as 0.0 too */
     dsTextAppend(pOut, "0.0", 3);
     return;
   }
-  if( dsRealNeeds17(r<0.0 ? -r : r)
+  if( dsRealNeeds17(a)
    || (sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.15g", r),
        !dsReadsBackAs(aBuf, r)) ){
     sqlite3_snprintf(sizeof(aBuf), aBuf, "%!.17g", r);
+    if( !dsPrintf17IsExact(a) && !dsReadsBackAs(aBuf, r) ){
+      dsReal17Exact(aBuf, r);
+    }
   }
   n = (int)strlen(aBuf);
   dsTextAppend(pOut, aBuf, n);

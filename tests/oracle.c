@@ -53,7 +53,9 @@
 ** of values as one integer, 0 for none).  JSON reals are checked against
 ** the spec's rule (15 digits when they read back, else 17) with the
 ** digits of SQLite's printf and or_reads_back(), a read-back by strtod():
-** SQLite 3.40's CAST is not correctly rounded for some values.
+** SQLite 3.40's CAST is not correctly rounded for some values.  Where
+** SQLite's 17 digits do not read back either (large exponents), the
+** correctly rounded 17 of or_real17() are expected.
 */
 #include "oracle.h"
 
@@ -161,6 +163,31 @@ static void orReadsBackFunc(sqlite3_context *ctx, int argc,
   const char *z = (const char *)sqlite3_value_text(argv[0]);
   (void)argc;
   sqlite3_result_int(ctx, z!=0 && strtod(z, 0)==sqlite3_value_double(argv[1]));
+}
+
+/*
+** or_real17(x): the 17 correctly rounded significant digits of real x, as
+** SQLite's "%!.17g" lays them out (a '.' always, "e+NN" past 1e17): from
+** the C library's "%.17g", for the reals whose digits SQLite 3.40's
+** printf gets wrong (large exponents).
+*/
+static void orReal17Func(sqlite3_context *ctx, int argc,
+                         sqlite3_value **argv){
+  char zBuf[64];
+  char *zE;
+  (void)argc;
+  snprintf(zBuf, sizeof(zBuf), "%.17g", sqlite3_value_double(argv[0]));
+  zE = strchr(zBuf, 'e');
+  if( strchr(zBuf, '.')==0 ){
+    if( zE ){
+      memmove(zE + 2, zE, strlen(zE) + 1);
+      zE[0] = '.';
+      zE[1] = '0';
+    }else{
+      strcat(zBuf, ".0");
+    }
+  }
+  sqlite3_result_text(ctx, zBuf, -1, SQLITE_TRANSIENT);
 }
 
 static void orMsumStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
@@ -341,8 +368,9 @@ char *orJsonValueSql(const char *zX){
     " WHEN %s > 1.7976931348623157e308 THEN '9.0e+999'"
     " WHEN %s < -1.7976931348623157e308 THEN '-9.0e+999'"
     " WHEN or_reads_back(printf('%%!.15g', %s), %s) THEN printf('%%!.15g', %s)"
-    " ELSE printf('%%!.17g', %s) END) ELSE %s END",
-    zX, zX, zX, zX, zX, zX, zX, zX, zX);
+    " WHEN or_reads_back(printf('%%!.17g', %s), %s) THEN printf('%%!.17g', %s)"
+    " ELSE or_real17(%s) END) ELSE %s END",
+    zX, zX, zX, zX, zX, zX, zX, zX, zX, zX, zX, zX);
 }
 
 /* json_object() of side iSide's row (alias l or r), under its names. */
@@ -1284,6 +1312,11 @@ int orOpen(sqlite3 *db, OrCtx **pp){
     rc = sqlite3_create_function(db, "or_reads_back", 2,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,
                                  orReadsBackFunc, 0, 0);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "or_real17", 1,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC, 0,
+                                 orReal17Func, 0, 0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "or_msum", 1,

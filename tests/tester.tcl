@@ -156,6 +156,9 @@ proc reset_db {} {
 # (SQLite 3.40's json_object() stops at 15 digits and so can change a
 # value; newer SQLite always writes 17), an infinity as 9.0e+999, anything
 # else as json_object() has it.  Use as json_object('v', [json_value_sql v]).
+# Not for reals past 1e22 that need 17 digits: there 3.40's printf can get
+# the 17th wrong, and the extension writes the C library's correct digits
+# (aggregates.test 1.5.x; tests/oracle.c has the whole rule).
 proc json_value_sql {x} {
   return "CASE typeof($x)
     WHEN 'blob' THEN hex($x)
