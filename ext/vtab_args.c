@@ -424,10 +424,15 @@ int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
                          char **pzErr){
   if( rc==SQLITE_OK || rc==SQLITE_NOMEM || bCreating ) return rc;
   rc = dsVtabDeclarePlaceholder(db);
+  /* SQLite connects a table again only when it reads the whole schema
+  ** again; a CREATE TABLE or VIEW in this connection only adds to it, so
+  ** creating the missing input again does not make the table usable. */
   p->zUnusable = sqlite3_mprintf("%s (found when the connection read the "
-      "schema of table %s, which cannot be used until the schema is read "
-      "again with that fixed, as any change of the schema or a new "
-      "connection does; it can be dropped)", *pzErr ? *pzErr : "", p->zName);
+      "schema of table %s, which stays unusable until the connection reads "
+      "the schema again with that fixed: an ALTER TABLE, a VACUUM, a change "
+      "of the schema by another connection or a new connection makes it do "
+      "so, creating a table or view does not; it can be dropped)",
+      *pzErr ? *pzErr : "", p->zName);
   sqlite3_free(*pzErr);
   *pzErr = 0;
   if( p->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
