@@ -1,8 +1,9 @@
 /*
 ** cogroup_vtab.c: the ds_cogroup module, the SQL face of coGroup.
 **
-** One module, two forms, as ds_join_hint: xCreate is xConnect, and argc
-** tells the table-valued function from a CREATE VIRTUAL TABLE.
+** One module, two forms, as ds_join_hint: xCreate is xConnect, and
+** dsVtabIsFunctionForm() tells the table-valued function from a CREATE
+** VIRTUAL TABLE.
 **
 ** Table-valued form:
 **
@@ -204,7 +205,7 @@ static int dsCoGroupConnect(sqlite3 *db, void *pAux, int argc,
                             const char *const *argv, sqlite3_vtab **ppVtab,
                             char **pzErr){
   DsConn *pConn = (DsConn *)pAux;
-  if( argc==3 && sqlite3_stricmp(argv[0], argv[2])==0 ){
+  if( dsVtabIsFunctionForm(db, argc, argv) ){
     return dsCoGroupConnectFunction(db, pConn, ppVtab);
   }
   return dsCoGroupConnectTable(db, pConn, argc, argv, ppVtab, pzErr);

@@ -1,8 +1,9 @@
 /*
 ** cross_vtab.c: the ds_cross module, the SQL face of the cross product.
 **
-** One module, two forms, as ds_join_hint: xCreate is xConnect, and argc
-** tells the table-valued function from a CREATE VIRTUAL TABLE.
+** One module, two forms, as ds_join_hint: xCreate is xConnect, and
+** dsVtabIsFunctionForm() tells the table-valued function from a CREATE
+** VIRTUAL TABLE.
 **
 ** Table-valued form:
 **
@@ -166,7 +167,7 @@ static int dsCrossConnect(sqlite3 *db, void *pAux, int argc,
                           const char *const *argv, sqlite3_vtab **ppVtab,
                           char **pzErr){
   DsConn *pConn = (DsConn *)pAux;
-  if( argc==3 && sqlite3_stricmp(argv[0], argv[2])==0 ){
+  if( dsVtabIsFunctionForm(db, argc, argv) ){
     return dsCrossConnectFunction(db, pConn, ppVtab);
   }
   return dsCrossConnectTable(db, pConn, argc, argv, ppVtab, pzErr);

@@ -888,6 +888,7 @@ int dsVtabArgsParse(const DsVtabArgSpec *pSpec, int argc,
 void dsVtabArgsFree(const DsVtabArgSpec *pSpec, char **azValue);
 int dsVtabArgWord(const char *zValue, char **pzOut);
 int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
+int dsVtabIsFunctionForm(sqlite3 *db, int argc, const char *const *argv);
 
 int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
                      const DsInput *pWas, const DsInput *pNow, char **pzErr);

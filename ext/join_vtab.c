@@ -3,7 +3,8 @@
 **
 ** One module, two forms; xCreate is xConnect, which makes the module both
 ** an eponymous table-valued function and a CREATE VIRTUAL TABLE module,
-** and argc tells the two apart.
+** and dsVtabIsFunctionForm() tells the two apart (argc, and whether a
+** CREATE of that name is running).
 **
 ** Table-valued form (argc 3, the table named as the module):
 **
@@ -247,7 +248,7 @@ static int dsJoinConnect(sqlite3 *db, void *pAux, int argc,
                          const char *const *argv, sqlite3_vtab **ppVtab,
                          char **pzErr){
   DsConn *pConn = (DsConn *)pAux;
-  if( argc==3 && sqlite3_stricmp(argv[0], argv[2])==0 ){
+  if( dsVtabIsFunctionForm(db, argc, argv) ){
     return dsJoinConnectFunction(db, pConn, ppVtab);
   }
   return dsJoinConnectTable(db, pConn, argc, argv, ppVtab, pzErr);

@@ -264,6 +264,18 @@ int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab){
   return 0;
 }
 
+/*
+** Is this xConnect the table-valued form's?  SQLite connects the
+** eponymous table with three arguments, the table named as the module.
+** So does `CREATE VIRTUAL TABLE ds_cross USING ds_cross`, with no
+** arguments: a CREATE, whose missing arguments must be reported rather
+** than a table-valued form made permanent under the module's name.
+*/
+int dsVtabIsFunctionForm(sqlite3 *db, int argc, const char *const *argv){
+  return argc==3 && sqlite3_stricmp(argv[0], argv[2])==0
+      && !dsVtabIsCreating(db, argv[1], argv[2]);
+}
+
 /*************************************************************************
 ** Inputs as declared.
 */
