@@ -33,8 +33,9 @@
 ** made unique by the input (id, id_2); a name found in both inputs,
 ** compared without regard to case, then becomes left_NAME and right_NAME.
 ** Names and types are quoted in the schema text, so no input can inject
-** anything into it; a type holding the word HIDDEN is dropped, lest the
-** column vanish from SELECT *.  If sqlite3_declare_vtab() fails (two names
+** anything into it; a type that SQLite would read as hiding the column
+** (the word HIDDEN between spaces) is dropped, lest the column vanish
+** from SELECT *.  If sqlite3_declare_vtab() fails (two names
 ** still clash, say left_id from the left input and from the renaming), the
 ** error says why, not just "vtable constructor failed".
 **
@@ -341,12 +342,13 @@ char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol){
   return sqlite3_mprintf("%s", zName);
 }
 
-/* Does declared type zDecl hold the word HIDDEN? */
+/* Would SQLite take declared type zDecl as hiding the column?  As its
+** vtab.c does: HIDDEN, in any case, between spaces or the ends. */
 static int dsVtabDeclIsHidden(const char *zDecl){
   const char *z;
   for(z=zDecl; *z; z++){
-    if( (z==zDecl || !isalnum((unsigned char)z[-1]))
-     && dsKeyword(z, "HIDDEN") ){
+    if( (z==zDecl || z[-1]==' ') && sqlite3_strnicmp(z, "hidden", 6)==0
+     && (z[6]==0 || z[6]==' ') ){
       return 1;
     }
   }
