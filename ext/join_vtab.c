@@ -503,8 +503,8 @@ static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
 
 /*
 ** The JSON object of the current row of side iSide: the one made last
-** time if the row holds the same values, else a new one.  NULL after an
-** allocation failure.
+** time if the row holds the same values, else a new one.  NULL if the
+** row's image cannot be kept; a text that failed is returned with its rc.
 */
 static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
   const DsRow *pRow = pCur->apRow[iSide];
@@ -525,7 +525,9 @@ static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
   dsTextReset(&pCache->json);
   dsJsonObject(&pCache->json, pCur->apIn[iSide], pCur->aaiSlot[iSide],
                pDec->aVal);
-  if( pCache->json.rc ) return 0;
+  /* A failed text is returned as it is: dsTextResult() reports its error
+  ** (too big or out of memory); bValid stays 0, so it is made again. */
+  if( pCache->json.rc ) return &pCache->json;
   if( pRow->nData ) memcpy(pCache->aImg, pRow->aData, pRow->nData);
   pCache->nImg = pRow->nData;
   pCache->bValid = 1;

@@ -33,12 +33,26 @@
 ** The text buffer.
 */
 
-/* Make room for nMore more bytes; non-zero (and p->rc set) on failure. */
+/* The most bytes SQLite's allocator hands out at once (it refuses
+** 0x7fffff00 and more), so the longest text the buffer can hold. */
+#define DS_TEXT_MAX ((i64)0x7ffffeff)
+
+/*
+** Make room for nMore more bytes; non-zero (and p->rc set) on failure:
+** SQLITE_TOOBIG past DS_TEXT_MAX, longer than any string SQLite can
+** return (so not "out of memory" when memory is plenty), else
+** SQLITE_NOMEM.
+*/
 int dsTextGrow(DsText *p, i64 nMore){
   i64 nNew = p->nAlloc ? p->nAlloc*2 : 256;
   char *zNew;
   if( p->rc ) return p->rc;
+  if( p->n + nMore > DS_TEXT_MAX ){
+    p->rc = SQLITE_TOOBIG;
+    return p->rc;
+  }
   while( nNew < p->n + nMore ) nNew *= 2;
+  if( nNew > DS_TEXT_MAX ) nNew = DS_TEXT_MAX;
   zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
   if( zNew==0 ){
     p->rc = SQLITE_NOMEM;
@@ -84,6 +98,10 @@ void dsTextFree(DsText *p){
 /* The text as the result of a function or column (copied, so the buffer
 ** can be reused), with the JSON subtype when bJson. */
 void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson){
+  if( p->rc==SQLITE_TOOBIG ){
+    sqlite3_result_error_toobig(ctx);
+    return;
+  }
   if( p->rc ){
     sqlite3_result_error_nomem(ctx);
     return;
