@@ -238,6 +238,7 @@ struct DsMinMaxBy {
   u8 *aBuf;               /* the kept row: by, then value, packed */
   i64 nAlloc;             /* bytes allocated; 0 before any row is kept */
   int bKept;              /* a row is kept */
+  unsigned int eSubtype;  /* the kept value's subtype ('J' for JSON) */
 };
 
 /* The user data of ds_max_by (any non-NULL pointer, never written
@@ -281,6 +282,9 @@ static void dsMinMaxByStep(sqlite3_context *ctx, int argc,
     p->nAlloc = nNew;
   }
   dsValuePut(dsValuePut(p->aBuf, &by), &val);
+  /* As SQLite's max() does, the value keeps its subtype: the record of
+  ** json_object(...) stays JSON when nested in json_array(). */
+  p->eSubtype = sqlite3_value_subtype(argv[0]);
   p->bKept = 1;
 }
 
@@ -290,6 +294,7 @@ static void dsMinMaxByValue(sqlite3_context *ctx){
     DsValue v;
     dsValueDecode(dsValueSkip(p->aBuf), &v);
     dsValueResult(ctx, &v);
+    if( p->eSubtype ) sqlite3_result_subtype(ctx, p->eSubtype);
   }
 }
 
@@ -327,13 +332,14 @@ int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
       eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, pConn,
       dsFirstStep, dsFirstFinal, dsFirstValue, dsFirstInverse, 0);
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_window_function(db, "ds_min_by", 2, eWin, 0,
+    rc = sqlite3_create_window_function(db, "ds_min_by", 2,
+        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, 0,
         dsMinMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMinMaxByInverse,
         0);
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_window_function(db, "ds_max_by", 2, eWin,
-        (void *)&dsMaxFlag, dsMinMaxByStep, dsMinMaxByFinal,
+    rc = sqlite3_create_window_function(db, "ds_max_by", 2,
+        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, (void *)&dsMaxFlag, dsMinMaxByStep, dsMinMaxByFinal,
         dsMinMaxByValue, dsMinMaxByInverse, 0);
   }
   if( rc==SQLITE_OK ){
