@@ -48,8 +48,21 @@ static char *dsShowArg(sqlite3_value *pVal){
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_INTEGER:
       return sqlite3_mprintf("%lld", sqlite3_value_int64(pVal));
-    case SQLITE_FLOAT:
-      return sqlite3_mprintf("%!.15g", sqlite3_value_double(pVal));
+    case SQLITE_FLOAT: {
+      /* A finite real with the digits that read back (2.5000000000000004,
+      ** not 2.5), as the JSON writer has them. */
+      double r = sqlite3_value_double(pVal);
+      if( r - r==0.0 ){
+        DsText txt;
+        DsValue v;
+        dsTextInit(&txt);
+        v.eType = DS_REAL;
+        v.r = r;
+        dsJsonValue(&txt, &v);
+        return dsTextFinish(&txt);
+      }
+      return sqlite3_mprintf("%!.15g", r);
+    }
     case SQLITE_TEXT:
       return sqlite3_mprintf("%Q", (const char *)sqlite3_value_text(pVal));
     case SQLITE_BLOB: {
