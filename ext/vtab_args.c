@@ -126,9 +126,14 @@ static int dsVtabArgValue(const DsVtabArgSpec *pSpec, const char *zName,
   return *pzOut ? SQLITE_OK : SQLITE_NOMEM;
 }
 
-/* Parse one argument "name=value" into azValue[]. */
+/*
+** Parse one argument "name=value" into azValue[]; *pmGiven has a bit for
+** each argument seen.  An optional argument given as an unquoted NULL
+** (hint=NULL) stays absent: the default, as a NULL argument of the
+** table-valued form is; hint='NULL' is the text NULL.
+*/
 static int dsVtabArgParseOne(const DsVtabArgSpec *pSpec, const char *zArg,
-                             char **azValue, char **pzErr){
+                             char **azValue, u32 *pmGiven, char **pzErr){
   const char *z = dsSkipSpace(zArg);
   char *zName = 0;
   char *zRaw = 0;
@@ -154,14 +159,19 @@ static int dsVtabArgParseOne(const DsVtabArgSpec *pSpec, const char *zArg,
     return SQLITE_ERROR;
   }
   sqlite3_free(zName);
-  if( azValue[iArg] ){
+  if( *pmGiven & ((u32)1 << iArg) ){
     *pzErr = sqlite3_mprintf("%s: argument %s given twice", pSpec->zFunc,
                              pSpec->azName[iArg]);
     return SQLITE_ERROR;
   }
+  *pmGiven |= (u32)1 << iArg;
   z = dsSkipSpace(z + n) + 1;
   zRaw = dsVtabTrim(z, (int)strlen(z));
   if( zRaw==0 ) return SQLITE_NOMEM;
+  if( iArg>=pSpec->nRequired && sqlite3_stricmp(zRaw, "NULL")==0 ){
+    sqlite3_free(zRaw);
+    return SQLITE_OK;
+  }
   rc = dsVtabArgValue(pSpec, pSpec->azName[iArg], zRaw, &azValue[iArg],
                       pzErr);
   sqlite3_free(zRaw);
@@ -176,9 +186,10 @@ static int dsVtabArgParseOne(const DsVtabArgSpec *pSpec, const char *zArg,
 int dsVtabArgsParse(const DsVtabArgSpec *pSpec, int argc,
                     const char *const *argv, char **azValue, char **pzErr){
   int i, rc = SQLITE_OK;
+  u32 mGiven = 0;
   memset(azValue, 0, sizeof(char *) * (size_t)pSpec->nName);
   for(i=0; i<argc && rc==SQLITE_OK; i++){
-    rc = dsVtabArgParseOne(pSpec, argv[i], azValue, pzErr);
+    rc = dsVtabArgParseOne(pSpec, argv[i], azValue, &mGiven, pzErr);
   }
   for(i=0; i<pSpec->nRequired && rc==SQLITE_OK; i++){
     if( azValue[i]==0 ){
