@@ -352,8 +352,9 @@ int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_window_function(db, "ds_max_by", 2,
-        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, (void *)&dsMaxFlag, dsMinMaxByStep, dsMinMaxByFinal,
-        dsMinMaxByValue, dsMinMaxByInverse, 0);
+        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, (void *)&dsMaxFlag,
+        dsMinMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMinMaxByInverse,
+        0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_key_stats", 1,

@@ -100,7 +100,7 @@ static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
                                DS_CROSS_COUNT_CAP, &anRow[i], &abAtLeast[i]);
     }
     if( rc!=SQLITE_OK ) return rc;
-    p->iSmall = (anRow[0]>=0 && (anRow[1]<0 || anRow[0]<anRow[1])) ? 0 : 1;
+    p->iSmall = dsSmallerSide(anRow, abAtLeast);
     zSmaller = dsSmallerSideText(anRow, abAtLeast, p->iSmall);
     if( zSmaller ){
       pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "

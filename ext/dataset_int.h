@@ -786,6 +786,7 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 /* Plans (plan.c) */
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
+int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
 char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*

@@ -12,9 +12,10 @@
 ** except where its 17 do not read back, which happens only beyond the
 ** range where that printf is exact (dsPrintf17IsExact): then from the C
 ** library's, correctly rounded.  Past the 15th digit SQLite releases may
-** differ in the 17th, all of them reading back the same.  Deliberate differences: a BLOB becomes a string
-** of upper-case hex digits, as hex() writes it (json_object() refuses
-** blobs); an infinite real becomes 9.0e+999, as newer SQLite writes it.
+** differ in the 17th, all of them reading back the same.  Deliberate
+** differences: a BLOB becomes a string of upper-case hex digits, as hex()
+** writes it (json_object() refuses blobs); an infinite real becomes
+** 9.0e+999, as newer SQLite writes it.
 **
 ** Whether 15 digits read back is decided, in the common case, without
 ** strtod(): the 15 digits make an integer below 2^53 and, when the
@@ -259,8 +260,9 @@ static int dsRealNeeds17(double a){
 
 /*
 ** Are SQLite's 17 significant digits of the positive real a sure to read
-** back as a, so that checking them would be wasted?  17 correctly rounded digits are off by at most half their
-** spacing, 5e-17 of the value, where half an ulp is at least 5.55e-17:
+** back as a, so that checking them would be wasted?  17 correctly rounded
+** digits are off by at most half their spacing, 5e-17 of the value,
+** where half an ulp is at least 5.55e-17:
 ** digits within 5e-18 more of the value still read back.  SQLite 3.40's
 ** printf scales a into [1, 10) in long double.  From 1e-8 to 1e22 it does
 ** so with powers of ten that a 64-bit mantissa holds exactly and a dozen

@@ -64,6 +64,22 @@ static char *dsRowsText(i64 n, int bAtLeast){
 }
 
 /*
+** The side (0 left, 1 right) to take as the smaller, given each side's
+** rows (-1 when unknown, abAtLeast[] when counted only up to a cap): the
+** one with fewer rows, a counted one over one that is not, an exact count
+** over an equal "at least"; the right one when nothing tells them apart
+** (a cross product then buffers the second input, as crossWithTiny
+** does).  Joins and cross products choose by this one rule.
+*/
+int dsSmallerSide(const i64 *anRow, const int *abAtLeast){
+  if( anRow[0]>=0 && anRow[1]>=0 ){
+    return anRow[0]<anRow[1] || (anRow[0]==anRow[1] && abAtLeast[1]
+                                 && !abAtLeast[0]) ? 0 : 1;
+  }
+  return anRow[0]>=0 ? 0 : 1;
+}
+
+/*
 ** How side iSmall came to be taken as the smaller, given each side's rows
 ** (-1 when unknown, abAtLeast[] when counted only up to a cap), for the
 ** reason of a join or a cross product: "the left input is the smaller (3
@@ -114,12 +130,7 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   }
   anCost[0] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[0], anKeyBytes[0]);
   anCost[1] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[1], anKeyBytes[1]);
-  if( anRow[0]>=0 && anRow[1]>=0 ){
-    iSmall = anRow[0]<anRow[1] || (anRow[0]==anRow[1] && abAtLeast[1]
-                                   && !abAtLeast[0]) ? 0 : 1;
-  }else{
-    iSmall = anRow[0]>=0 ? 0 : 1;
-  }
+  iSmall = dsSmallerSide(anRow, abAtLeast);
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   nOther = anRow[1-iSmall]<0 || abAtLeast[1-iSmall]
          ? -1 : anRow[1-iSmall] * anCost[1-iSmall];
