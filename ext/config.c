@@ -234,8 +234,12 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
     char *zMsg = 0;
     if( dsArgRefuseNul("ds_config", i ? "the value" : "the name", argv[i],
                        &zMsg) ){
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
-      sqlite3_free(zMsg);
+      if( zMsg ){
+        sqlite3_result_error(ctx, zMsg, -1);
+        sqlite3_free(zMsg);
+      }else{
+        sqlite3_result_error_nomem(ctx);
+      }
       return;
     }
   }
