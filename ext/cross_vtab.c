@@ -145,7 +145,7 @@ static int dsCrossConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   int rc;
   if( pTab==0 ) return SQLITE_NOMEM;
   pTab->bTyped = 1;
-  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[2]);
+  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[1], argv[2]);
   if( rc==SQLITE_OK ){
     rc = dsVtabArgsParse(&dsCrossArgSpec, argc - 3, argv + 3, azValue, &zErr);
   }

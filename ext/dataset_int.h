@@ -891,9 +891,6 @@ int dsVtabArgWord(const char *zValue, char **pzOut);
 int dsVtabIsCreating(sqlite3 *db, const char *zSchema, const char *zTab);
 int dsVtabIsFunctionForm(sqlite3 *db, int argc, const char *const *argv);
 
-int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
-                     const DsInput *pWas, const DsInput *pNow, char **pzErr);
-
 /* What the CREATE form of every two-input module keeps about its table:
 ** its name, the inputs as its columns were declared, why it is unusable
 ** (a reconnect that could not read its inputs: it has the placeholder
@@ -903,11 +900,13 @@ typedef struct DsVtabTyped DsVtabTyped;
 struct DsVtabTyped {
   const char *zFunc;      /* module name, for messages */
   char *zName;            /* the table's name */
+  int bTemp;              /* in the temp schema: gone with the connection */
   char *zUnusable;        /* why the inputs could not be read on connect */
   DsInput *apIn[2];       /* the inputs as the columns were declared */
   int nActive;            /* xFilter or xNext calls of this table running */
 };
-int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zName);
+int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zSchema,
+                    const char *zName);
 int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
                          char **pzErr);
 int dsVtabTypedUsable(sqlite3_vtab *pVtab, const DsVtabTyped *p);

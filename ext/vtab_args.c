@@ -299,13 +299,25 @@ static char *dsVtabColumnNames(const DsInput *pIn){
 }
 
 /*
-** Has input pNow (opened for this query) the columns that table zTab was
+** What fixes a table whose input's columns changed.  Opening the database
+** again connects the table again, with the columns as they are now; a
+** TEMP table would be gone instead, so only remaking it applies.
+*/
+static const char *dsVtabRemedy(int bTemp){
+  return bTemp ? "drop the table and create it again"
+               : "open the database again, or drop the table and create it "
+                 "again";
+}
+
+/*
+** Has input pNow (opened for this query) the columns that table p was
 ** declared with, those of pWas?  Names are compared by position and
 ** without regard to case, as SQLite names columns.  If not, *pzErr says
 ** which input changed and how.
 */
-int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
-                     const DsInput *pWas, const DsInput *pNow, char **pzErr){
+static int dsVtabInputCheck(const DsVtabTyped *p, const char *zSide,
+                            const DsInput *pWas, const DsInput *pNow,
+                            char **pzErr){
   char *zWas, *zNow;
   int i;
   if( pWas->nCol==pNow->nCol ){
@@ -318,9 +330,9 @@ int dsVtabInputCheck(const char *zFunc, const char *zTab, const char *zSide,
   zNow = dsVtabColumnNames(pNow);
   if( zWas && zNow ){
     *pzErr = sqlite3_mprintf("%s: the columns of the %s dataset '%s' have "
-        "changed since table %s was declared (then: %s; now: %s); open the "
-        "database again, or drop the table and create it again",
-        zFunc, zSide, pWas->zText, zTab, zWas, zNow);
+        "changed since table %s was declared (then: %s; now: %s); %s",
+        p->zFunc, zSide, pWas->zText, p->zName, zWas, zNow,
+        dsVtabRemedy(p->bTemp));
   }
   sqlite3_free(zWas);
   sqlite3_free(zNow);
@@ -429,10 +441,15 @@ int dsVtabDeclarePlaceholder(sqlite3 *db){
 ** The table of a CREATE form (DsVtabTyped).
 */
 
-/* Start *p for table zName of module zFunc.  SQLITE_NOMEM or SQLITE_OK. */
-int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zName){
+/*
+** Start *p for table zSchema.zName of module zFunc.  SQLITE_NOMEM or
+** SQLITE_OK.
+*/
+int dsVtabTypedInit(DsVtabTyped *p, const char *zFunc, const char *zSchema,
+                    const char *zName){
   memset(p, 0, sizeof(*p));
   p->zFunc = zFunc;
+  p->bTemp = sqlite3_stricmp(zSchema, "temp")==0;
   p->zName = sqlite3_mprintf("%s", zName);
   return p->zName ? SQLITE_OK : SQLITE_NOMEM;
 }
@@ -496,8 +513,7 @@ int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
     rc = dsInputOpen(db, p->zFunc, azSide[i], p->apIn[i]->zText, &apIn[i],
                      pzErr);
     if( rc==SQLITE_OK ){
-      rc = dsVtabInputCheck(p->zFunc, p->zName, azSide[i], p->apIn[i],
-                            apIn[i], pzErr);
+      rc = dsVtabInputCheck(p, azSide[i], p->apIn[i], apIn[i], pzErr);
     }
   }
   return rc;
