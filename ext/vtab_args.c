@@ -468,13 +468,16 @@ int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
   rc = dsVtabDeclarePlaceholder(db);
   /* SQLite connects a table again only when it reads the whole schema
   ** again; a CREATE TABLE or VIEW in this connection only adds to it, so
-  ** creating the missing input again does not make the table usable. */
+  ** creating the missing input again does not make the table usable.
+  ** A TEMP table is not in a new connection at all. */
   p->zUnusable = sqlite3_mprintf("%s (found when the connection read the "
       "schema of table %s, which stays unusable until the connection reads "
-      "the schema again with that fixed: an ALTER TABLE, a VACUUM, a change "
-      "of the schema by another connection or a new connection makes it do "
-      "so, creating a table or view does not; it can be dropped)",
-      *pzErr ? *pzErr : "", p->zName);
+      "the schema again with that fixed: an ALTER TABLE, a VACUUM%s makes it "
+      "do so, creating a table or view does not; it can be dropped)",
+      *pzErr ? *pzErr : "", p->zName,
+      p->bTemp ? " or a change of the schema by another connection"
+               : ", a change of the schema by another connection or a new "
+                 "connection");
   sqlite3_free(*pzErr);
   *pzErr = 0;
   if( p->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
