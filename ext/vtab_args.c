@@ -468,16 +468,17 @@ int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
   rc = dsVtabDeclarePlaceholder(db);
   /* SQLite connects a table again only when it reads the whole schema
   ** again; a CREATE TABLE or VIEW in this connection only adds to it, so
-  ** creating the missing input again does not make the table usable.
-  ** A TEMP table is not in a new connection at all. */
+  ** creating the missing input again does not make the table usable.  A
+  ** change of the schema by another connection is not offered: it is
+  ** noticed only by a statement that reads the database, and the query
+  ** of this table fails in its prepare, before it reads anything.  A TEMP
+  ** table is not in a new connection at all. */
   p->zUnusable = sqlite3_mprintf("%s (found when the connection read the "
       "schema of table %s, which stays unusable until the connection reads "
-      "the schema again with that fixed: an ALTER TABLE, a VACUUM%s makes it "
-      "do so, creating a table or view does not; it can be dropped)",
+      "the schema again with that fixed: an ALTER TABLE%s makes it do so, "
+      "creating a table or view does not; it can be dropped)",
       *pzErr ? *pzErr : "", p->zName,
-      p->bTemp ? " or a change of the schema by another connection"
-               : ", a change of the schema by another connection or a new "
-                 "connection");
+      p->bTemp ? " or a VACUUM" : ", a VACUUM or a new connection");
   sqlite3_free(*pzErr);
   *pzErr = 0;
   if( p->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
