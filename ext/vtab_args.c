@@ -299,14 +299,17 @@ static char *dsVtabColumnNames(const DsInput *pIn){
 }
 
 /*
-** What fixes a table whose input's columns changed.  Opening the database
-** again connects the table again, with the columns as they are now; a
-** TEMP table would be gone instead, so only remaking it applies.
+** What makes this connection read its schema again, and so connect table
+** p anew from its inputs as they are then: the one remedy both a changed
+** input and a placeholder have short of remaking the table.  A change of
+** the schema by another connection is not offered: it is noticed only by
+** a statement that reads the database, and a query of the placeholder
+** fails in its prepare, before it reads anything.  A TEMP table is not in
+** a new connection at all.
 */
-static const char *dsVtabRemedy(int bTemp){
-  return bTemp ? "drop the table and create it again"
-               : "open the database again, or drop the table and create it "
-                 "again";
+static const char *dsVtabSchemaRereads(const DsVtabTyped *p){
+  return p->bTemp ? "an ALTER TABLE or a VACUUM"
+                  : "an ALTER TABLE, a VACUUM or a new connection";
 }
 
 /*
@@ -330,9 +333,10 @@ static int dsVtabInputCheck(const DsVtabTyped *p, const char *zSide,
   zNow = dsVtabColumnNames(pNow);
   if( zWas && zNow ){
     *pzErr = sqlite3_mprintf("%s: the columns of the %s dataset '%s' have "
-        "changed since table %s was declared (then: %s; now: %s); %s",
-        p->zFunc, zSide, pWas->zText, p->zName, zWas, zNow,
-        dsVtabRemedy(p->bTemp));
+        "changed since table %s was declared (then: %s; now: %s); drop the "
+        "table and create it again, or make the connection read the schema "
+        "again: %s does so", p->zFunc, zSide, pWas->zText, p->zName, zWas,
+        zNow, dsVtabSchemaRereads(p));
   }
   sqlite3_free(zWas);
   sqlite3_free(zNow);
@@ -468,17 +472,12 @@ int dsVtabTypedConnected(sqlite3 *db, DsVtabTyped *p, int rc, int bCreating,
   rc = dsVtabDeclarePlaceholder(db);
   /* SQLite connects a table again only when it reads the whole schema
   ** again; a CREATE TABLE or VIEW in this connection only adds to it, so
-  ** creating the missing input again does not make the table usable.  A
-  ** change of the schema by another connection is not offered: it is
-  ** noticed only by a statement that reads the database, and the query
-  ** of this table fails in its prepare, before it reads anything.  A TEMP
-  ** table is not in a new connection at all. */
+  ** creating the missing input again does not make the table usable. */
   p->zUnusable = sqlite3_mprintf("%s (found when the connection read the "
       "schema of table %s, which stays unusable until the connection reads "
-      "the schema again with that fixed: an ALTER TABLE%s makes it do so, "
-      "creating a table or view does not; it can be dropped)",
-      *pzErr ? *pzErr : "", p->zName,
-      p->bTemp ? " or a VACUUM" : ", a VACUUM or a new connection");
+      "the schema again with that fixed: %s makes it do so, creating a "
+      "table or view does not; it can be dropped)",
+      *pzErr ? *pzErr : "", p->zName, dsVtabSchemaRereads(p));
   sqlite3_free(*pzErr);
   *pzErr = 0;
   if( p->zUnusable==0 && rc==SQLITE_OK ) rc = SQLITE_NOMEM;
