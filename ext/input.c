@@ -435,6 +435,23 @@ static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
   return bPlain && nOpen==1;
 }
 
+/*
+** Double quotes make a name in SQL, so "SELECT a FROM t" names a table
+** that is unlikely to exist.  When a missing name in double quotes reads
+** as a query (a keyword and more, so not "values" or [with x], which may
+** well be meant as names), say how a query is written instead.
+*/
+static const char *dsQuotedQueryHint(const DsInput *pIn){
+  const char *z = pIn->zName;
+  if( pIn->zSchema || *dsSkipSpace(pIn->zText)!='"'
+   || !dsIsQuery(dsSkipSpace(z)) || strpbrk(z, " \t\r\n")==0 ){
+    return "";
+  }
+  return "; a query in double quotes is read as a name: write it in "
+         "single quotes in the CREATE form, without quotes in a "
+         "function's text argument";
+}
+
 /* Set up a named table or view; pIn->zName (and zSchema) are set. */
 static int dsInputOpenName(sqlite3 *db, const char *zFunc,
                            const char *zSide, DsInput *pIn, char **pzErr){
@@ -462,7 +479,8 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
       dsInputSetErr(pzErr, sqlite3_mprintf(
           "%s: no such table or view for the %s dataset: '%s'; "
-          DS_DATASET_HELP, zFunc, zSide, pIn->zText));
+          DS_DATASET_HELP "%s", zFunc, zSide, pIn->zText,
+          dsQuotedQueryHint(pIn)));
     }else{
       dsInputSetErr(pzErr, sqlite3_mprintf(
           "%s: the %s dataset '%s' cannot be read: %s",
