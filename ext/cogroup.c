@@ -101,13 +101,13 @@ static char *dsCoGroupKeyText(DsCoGroup *p){
 ** (naming the key), or failed for want of memory. */
 static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
   int rc = p->aJson[iSide].rc;
-  if( rc==SQLITE_OK && p->aJson[iSide].n > p->nJsonMax ){
+  if( rc==SQLITE_TOOBIG
+   || (rc==SQLITE_OK && p->aJson[iSide].n > p->nJsonMax) ){
     char *zKey = dsCoGroupKeyText(p);
     if( zKey==0 ) return SQLITE_NOMEM;
     rc = dsOpError(&p->op, SQLITE_TOOBIG, "the JSON array of the %s group "
-        "of key %s would be longer than SQLite's length limit (%d bytes)",
-        azSide[iSide], zKey,
-        sqlite3_limit(p->op.pConn->db, SQLITE_LIMIT_LENGTH, -1));
+        "of key %s would be longer than SQLite's length limit (%lld bytes)",
+        azSide[iSide], zKey, p->nJsonMax);
     sqlite3_free(zKey);
   }
   return rc;
@@ -192,7 +192,9 @@ static int dsCoGroupOpenSide(DsCoGroup *p, const DsCoGroupSpec *pSpec,
                     pSpec->nKey, pSpec->aaiKey[iSide], nPay,
                     p->aaiPay[iSide], &pOp->apSrc[iSide], pzErr);
   if( rc!=SQLITE_OK ) return rc;
+  /* A text buffer stops short of a limit set as high as it goes. */
   p->nJsonMax = sqlite3_limit(pOp->pConn->db, SQLITE_LIMIT_LENGTH, -1);
+  if( p->nJsonMax > DS_TEXT_MAX ) p->nJsonMax = DS_TEXT_MAX;
   return SQLITE_OK;
 }
 

@@ -430,6 +430,10 @@ int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 */
 #define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
 
+/* The most bytes SQLite's allocator hands out at once (it refuses
+** 0x7fffff00 and more), so the longest text a DsText can hold. */
+#define DS_TEXT_MAX ((i64)0x7ffffeff)
+
 /*
 ** A text buffer for JSON (and the like): appends are a bounds check and a
 ** memcpy, and dsTextReset() keeps the memory, so a cursor making the JSON
@@ -441,7 +445,7 @@ struct DsText {
   char *z;                /* the text (not terminated) */
   i64 n;                  /* bytes used */
   i64 nAlloc;             /* bytes allocated */
-  int rc;                 /* SQLITE_OK, or SQLITE_NOMEM */
+  int rc;                 /* SQLITE_OK, SQLITE_NOMEM, or SQLITE_TOOBIG */
 };
 int dsTextGrow(DsText *p, i64 nMore);
 void dsTextAppendf(DsText *p, const char *zFormat, ...);

@@ -34,10 +34,6 @@
 ** The text buffer.
 */
 
-/* The most bytes SQLite's allocator hands out at once (it refuses
-** 0x7fffff00 and more), so the longest text the buffer can hold. */
-#define DS_TEXT_MAX ((i64)0x7ffffeff)
-
 /*
 ** Make room for nMore more bytes; non-zero (and p->rc set) on failure:
 ** SQLITE_TOOBIG past DS_TEXT_MAX, longer than any string SQLite can
