@@ -100,12 +100,6 @@ void dsValueResult(sqlite3_context *ctx, const DsValue *pVal){
   }
 }
 
-
-/*
-** Hash of one key value, chained from seed (0 for the first or only part
-** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
-** that holds a value rather than a packed row hashes it alike.
-*/
 /*
 ** The hash of an integer, and of a real equal to one (1 = 1.0): the
 ** finalizer of SplitMix64 over the value mixed with the seed, a bijection
@@ -128,6 +122,11 @@ static inline u64 dsHashReal(double r, u64 seed){
   return XXH3_64bits_withSeed(&r, 8, seed ^ DS_SEED_REAL);
 }
 
+/*
+** Hash of one key value, chained from seed (0 for the first or only part
+** of a key).  dsKeyHash() of a one-value key is dsValueHash(v, 0), so code
+** that holds a value rather than a packed row hashes it alike.
+*/
 static inline u64 dsHashOf(const DsValue *pVal, u64 seed){
   switch( pVal->eType ){
     case DS_INT:
