@@ -169,8 +169,14 @@ static Case aCase[] = {
     "SELECT count(*) FROM ds_cogroup('a', 'b', 'k', 'k')", "radix sort", 0, OURS },
   { "cogroup.groups", "ds_cogroup", 0,
     "SELECT sum(length(left)) FROM ds_cogroup('a', 'b', 'k', 'k')", "cogroup", 0, OUTPUT },
+  /* The huge group (key 1) must be the first: a group before it would be
+  ** handed to SQLite at once, whose own check between rows would then
+  ** answer a stop asked for as the step starts, with its own message.
+  ** With few's key 0 in the input, a try that missed the huge group (a
+  ** delayed stop that came late, on a busy machine) failed every retry. */
   { "cogroup.hugegroup", "ds_cogroup", 0,
-    "SELECT length(left) FROM ds_cogroup('one', 'few', 'k', 'k')", "cogroup", 0, OURS },
+    "SELECT length(left) FROM ds_cogroup('one', "
+    "'SELECT * FROM few WHERE k >= 1', 'k', 'k')", "cogroup", 0, OURS },
   /* cross: buffering the small side, and a large product. */
   { "cross.buffer", "ds_cross", 0,
     "SELECT count(*) FROM ds_cross('a', 'b', 'FIRST_IS_SMALL')", "buffer", 0, OURS },
