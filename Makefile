@@ -284,12 +284,14 @@ build/libsqlite3_dataset.a: $(STATIC_OBJ)
 # --- Clients (tests/clients/, run by tests/clients.test) -------------------
 # static_client links the extension in (libsqlite3_dataset.a); dynamic_client
 # loads build/dataset.so; test/needs4/dataset.so is the extension built to
-# require SQLite 4.0.0, so that every SQLite refuses it.  sqlcipher_client is
+# require SQLite 4.0.0, so that every SQLite refuses it, and
+# test/other/dataset.so the extension under another version number.  sqlcipher_client is
 # dynamic_client linked with SQLCipher 3.4, which is SQLite 3.15: the
 # extension must refuse that one (built on its own: it needs a package).
 CLIENT_HDR := tests/clients/script.h
 
-clients: build/static_client build/dynamic_client build/test/needs4/dataset.so
+clients: build/static_client build/dynamic_client build/test/needs4/dataset.so \
+         build/test/other/dataset.so
 
 build/static_client: tests/clients/static.c $(CLIENT_HDR) \
                      build/libsqlite3_dataset.a
@@ -310,6 +312,13 @@ build/test/needs4/dataset.so: $(SRC) $(HDR) | deps-build
 	@mkdir -p build/test/needs4
 	$(CC) $(DS_CFLAGS) -O0 -DDS_MIN_SQLITE=4000000 -shared -o $@ $(SRC) \
 	    $(LDFLAGS)
+
+# The extension under another version number, which a connection that has
+# this one loaded must refuse to load on top of it.
+build/test/other/dataset.so: $(SRC) $(HDR) | deps-build
+	@mkdir -p build/test/other
+	$(CC) $(DS_CFLAGS) -O0 -UDS_VERSION -DDS_VERSION='"0.0.0-other"' \
+	    -shared -o $@ $(SRC) $(LDFLAGS)
 
 # better-sqlite3 12 (tests/clients/package.json) from npm's registry; it
 # builds its own SQLite.  Installed once, then found in build/node.

@@ -5,7 +5,9 @@
 ** connection's state (DsConn: settings, memory in use, last statistics),
 ** and registers every function and module with that state as user data.
 ** The state is freed when the connection closes, through the destructor
-** of the ds_join_hint module.
+** of the ds_join_hint module.  Loading the extension again into a
+** connection that has it does nothing (dsAlreadyLoaded): the first load's
+** state goes on serving everything.
 **
 ** Nothing is global: each connection has its own DsConn, so connections
 ** in different threads use the extension at once without locks.
@@ -37,6 +39,57 @@ static void dsVersionFunc(sqlite3_context *ctx, int argc,
   sqlite3_result_text(ctx, DS_VERSION, -1, SQLITE_STATIC);
 }
 
+/*
+** Is the extension loaded in db already?  SQLITE_OK with *pbLoaded set,
+** or an error (with *pzErrMsg) when another version's ds_version() is
+** there.  A second load must not register anything again: replacing the
+** module frees the first load's DsConn while its functions still point
+** at it, and replacing a function fails with SQLITE_BUSY while a
+** statement runs, such as the SELECT load_extension() doing the load.
+** Tables made before would also keep the first state while ds_config()
+** showed a second one.
+*/
+static int dsAlreadyLoaded(sqlite3 *db, char **pzErrMsg, int *pbLoaded){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  *pbLoaded = 0;
+  rc = sqlite3_prepare_v2(db, "SELECT ds_version()", -1, &pStmt, 0);
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( rc!=SQLITE_OK ){
+    /* No such function: a first load.  The failed prepare left "no such
+    ** function" as the connection's error, which a caller of
+    ** sqlite3_load_extension() would then read after its success; a
+    ** prepare that succeeds clears it. */
+    if( sqlite3_prepare_v2(db, "SELECT 1", -1, &pStmt, 0)==SQLITE_NOMEM ){
+      return SQLITE_NOMEM;
+    }
+    sqlite3_finalize(pStmt);
+    return SQLITE_OK;
+  }
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    /* ds_version() is never NULL: a NULL here is a failed conversion. */
+    const char *zHave = (const char *)sqlite3_column_text(pStmt, 0);
+    if( zHave==0 ){
+      rc = SQLITE_NOMEM;
+    }else if( strcmp(zHave, DS_VERSION)==0 ){
+      *pbLoaded = 1;
+      rc = SQLITE_OK;
+    }else{
+      if( pzErrMsg ){
+        *pzErrMsg = sqlite3_mprintf("dataset: version %s of the extension "
+            "is loaded in this connection already, and this is version %s: "
+            "load it into a new connection", zHave, DS_VERSION);
+      }
+      rc = SQLITE_ERROR;
+    }
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_ERROR;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
 void dsConnFree(void *p){
   DsConn *pConn = (DsConn *)p;
   if( pConn ){
@@ -55,6 +108,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
                          const sqlite3_api_routines *pApi){
   DsConn *pConn;
   int rc;
+  int bLoaded;
   SQLITE_EXTENSION_INIT2(pApi);
   if( sqlite3_libversion_number() < DS_MIN_SQLITE ){
     if( pzErrMsg ){
@@ -65,6 +119,8 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
     }
     return SQLITE_ERROR;
   }
+  rc = dsAlreadyLoaded(db, pzErrMsg, &bLoaded);
+  if( rc!=SQLITE_OK || bLoaded ) return rc;
   pConn = sqlite3_malloc64(sizeof(DsConn));
   if( pConn==0 ) return SQLITE_NOMEM;
   memset(pConn, 0, sizeof(*pConn));
