@@ -399,6 +399,14 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   return rc;
 }
 
+/* Did a step of finding out about an input (its size, whether it is a
+** plain scan) run out of memory?  Other failures (no sqlite_stat1, a view
+** that cannot be counted) only leave the answer unknown; this one is the
+** statement's answer. */
+static int dsIsNoMem(int rc){
+  return (rc & 0xff)==SQLITE_NOMEM;
+}
+
 /*
 ** Is pIn->zBody a plain scan of one table: one cursor read from start to
 ** end, each row handed out, nothing filtered, grouped, sorted, limited or
@@ -406,9 +414,10 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
 ** of the scan itself (see dsReaderSql).  Decided from the statement's own
 ** program (EXPLAIN), so that it holds for a table, a view or a query alike
 ** and whatever a name resolves to: every opcode must be one that such a
-** scan is made of.  On any doubt (an error included) the answer is no.
+** scan is made of.  On any doubt (an error included) the answer is no;
+** SQLITE_NOMEM if memory ran out.
 */
-static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
+static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn, int *pbPlain){
   static const char *const azOk[] = {
     "Init", "Goto", "Transaction", "TableLock", "OpenRead", "ColumnsUsed",
     "Explain", "Rewind", "Column", "Rowid", "RealAffinity", "ResultRow",
@@ -418,13 +427,13 @@ static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
   char *zSql = sqlite3_mprintf("EXPLAIN %s", pIn->zBody);
   int nOpen = 0;
   int bPlain = 1;
-  if( zSql==0 || sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0)!=SQLITE_OK ){
-    bPlain = 0;
-  }
-  while( bPlain && sqlite3_step(pStmt)==SQLITE_ROW ){
+  int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+  if( rc!=SQLITE_OK ) bPlain = 0;
+  while( bPlain && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zOp = (const char *)sqlite3_column_text(pStmt, 1);
     size_t i;
     bPlain = 0;
+    if( zOp==0 ) rc = SQLITE_NOMEM;
     for(i=0; zOp && i<sizeof(azOk)/sizeof(azOk[0]); i++){
       if( strcmp(zOp, azOk[i])==0 ){ bPlain = 1; break; }
     }
@@ -432,7 +441,10 @@ static int dsBodyIsPlainScan(sqlite3 *db, const DsInput *pIn){
   }
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
-  return bPlain && nOpen==1;
+  *pbPlain = bPlain && nOpen==1;
+  /* Out of memory is an answer of its own: a plan chosen from a wrong "no"
+  ** would differ from the plan of the same query with memory to spare. */
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
 /*
@@ -555,7 +567,7 @@ int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
       if( rc==SQLITE_OK ) rc = dsInputOpenName(db, zFunc, zSide, pIn, pzErr);
     }
   }
-  if( rc==SQLITE_OK ) pIn->bPlainScan = dsBodyIsPlainScan(db, pIn);
+  if( rc==SQLITE_OK ) rc = dsBodyIsPlainScan(db, pIn, &pIn->bPlainScan);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ) dsInputSetErr(pzErr, 0);
     dsInputFree(pIn);
@@ -1115,12 +1127,6 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   return SQLITE_OK;
 }
 
-/* Did a step of finding a size run out of memory?  Other failures (no
-** sqlite_stat1, a view that cannot be counted) only leave the size
-** unknown; this one is the statement's answer. */
-static int dsIsNoMem(int rc){
-  return (rc & 0xff)==SQLITE_NOMEM;
-}
 
 /* The row count sqlite_stat1 holds for a table (its first number), or -1
 ** in *pnRow.  SQLITE_OK or SQLITE_NOMEM. */
