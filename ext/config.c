@@ -221,6 +221,33 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   dsTextFree(&out);
 }
 
+/*
+** Is the name not text, or the value a blob?  Then the error is set and 1
+** returned.  Every setting's value is text or a number; each setting
+** checks which it takes.
+*/
+static int dsConfigRefuseType(sqlite3_context *ctx, sqlite3_value *pName,
+                              sqlite3_value *pVal){
+  char *zMsg = 0;
+  if( sqlite3_value_type(pName)!=SQLITE_TEXT ){
+    zMsg = sqlite3_mprintf("ds_config: the name of a setting must be text "
+        "(memory_limit, temp_dir, threads, strict_hints), not %s",
+        dsTypeNoun(pName));
+  }else if( pVal && sqlite3_value_type(pVal)==SQLITE_BLOB ){
+    zMsg = sqlite3_mprintf("ds_config: the value of a setting must be text, "
+        "a number or NULL, not a blob");
+  }else{
+    return 0;
+  }
+  if( zMsg ){
+    sqlite3_result_error(ctx, zMsg, -1);
+    sqlite3_free(zMsg);
+  }else{
+    sqlite3_result_error_nomem(ctx);
+  }
+  return 1;
+}
+
 static void dsConfigFunc(sqlite3_context *ctx, int argc,
                          sqlite3_value **argv){
   DsConn *pConn = (DsConn *)sqlite3_user_data(ctx);
@@ -230,6 +257,9 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
     dsConfigAll(ctx, pConn);
     return;
   }
+  /* The types first: reading a blob as text (as the NUL check does) makes
+  ** SQLite report it as text afterwards. */
+  if( dsConfigRefuseType(ctx, argv[0], argc==2 ? argv[1] : 0) ) return;
   for(i=0; i<argc; i++){
     char *zMsg = 0;
     if( dsArgRefuseNul("ds_config", i ? "the value" : "the name", argv[i],
