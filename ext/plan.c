@@ -60,7 +60,8 @@ static int dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
 static char *dsRowsText(i64 n, int bAtLeast){
   if( n<0 ) return sqlite3_mprintf("an unknown number of rows");
-  return sqlite3_mprintf("%s%lld rows", bAtLeast ? "at least " : "", n);
+  return sqlite3_mprintf("%s%lld row%s", bAtLeast ? "at least " : "", n,
+                         n==1 ? "" : "s");
 }
 
 /*
@@ -193,11 +194,12 @@ static int dsBroadcastSmallSide(DsConn *pConn, const DsJoinSpec *pSpec,
   }
   *peStrategy = s ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
   *pzReason = sqlite3_mprintf(
-      "the %s input has %lld rows and its hash table (about %lld bytes) "
+      "the %s input has %lld row%s and its hash table (about %lld bytes) "
       "fits in a CPU cache (%lld bytes) and in half of memory_limit (%lld "
       "bytes): broadcast it, without counting the %s input, a view or "
-      "query, which a count would run once more", azSide[s], nRow, nBytes,
-      DS_CACHE_BYTES, pConn->nMemLimit, azSide[1-s]);
+      "query, which a count would run once more", azSide[s], nRow,
+      nRow==1 ? "" : "s", nBytes, DS_CACHE_BYTES, pConn->nMemLimit,
+      azSide[1-s]);
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
 }
 
@@ -579,8 +581,8 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     pCur->zTopKeys = dsPlanTopJson(&count);
     nNeed = dsPlanMemory(pConn, pSpec, &count, pCur->eStrategy, pCur->iBuild);
     pCur->nMemory = nNeed;
-    pCur->zReason = sqlite3_mprintf("%s; %lld output rows%s%s", zHow,
-        pCur->nOutput,
+    pCur->zReason = sqlite3_mprintf("%s; %lld output row%s%s%s", zHow,
+        pCur->nOutput, pCur->nOutput==1 ? "" : "s",
         count.nTop ? ", the most from key " : "",
         count.nTop ? count.aTop[0].zKey : "");
     if( pCur->zTopKeys==0 || pCur->zReason==0 ) rc = SQLITE_NOMEM;
