@@ -1127,7 +1127,6 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   return SQLITE_OK;
 }
 
-
 /* The row count sqlite_stat1 holds for a table (its first number), or -1
 ** in *pnRow.  SQLITE_OK or SQLITE_NOMEM. */
 static int dsStat1Rows(sqlite3 *db, const DsInput *pIn, i64 *pnRow){
