@@ -110,6 +110,31 @@ char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
   return zRet;
 }
 
+/* Can side s's rows be had without running it: the caller's figure, or
+** a table's (sqlite_stat1, or SQLite's count of a b-tree)? */
+static int dsSideCountIsCheap(const DsJoinSpec *pSpec, int s){
+  return pSpec->anRowHint[s]>=0 || pSpec->apIn[s]->bPlainScan;
+}
+
+/*
+** Is side s, of nRow rows (counted exactly), a table whose hash table
+** fits in a CPU cache and in half the budget, beside a view or query?
+** Then it is broadcast whatever the size of the other side, which the
+** join therefore does not count: counting a query runs it once more
+** before the join runs it, and in a join of a join of ... of such views
+** each level would run its input twice, 2^n runs in all.  What the
+** other's size could change is little: had it been the smaller, its
+** table would have been smaller than this small one.  *pnBytes gets the
+** table's estimated size.
+*/
+static int dsIsSmallBesideQuery(DsConn *pConn, const DsJoinSpec *pSpec,
+                                int s, i64 nRow, int bAtLeast, i64 *pnBytes){
+  *pnBytes = nRow * dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
+  return nRow>=0 && !bAtLeast && dsSideCountIsCheap(pSpec, s)
+      && !dsSideCountIsCheap(pSpec, 1-s)
+      && *pnBytes<=DS_CACHE_BYTES && *pnBytes<=pConn->nMemLimit/2;
+}
+
 /*
 ** Pick the strategy for OPTIMIZER_CHOOSES given each side's rows (-1 when
 ** unknown) and key bytes per row (0 when unknown); explain in *pzReason.
@@ -128,6 +153,22 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     *pzReason = sqlite3_mprintf("the query asks for rows in key order, which "
                                 "sort-merge produces anyway");
     return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
+  }
+  for(iSmall=0; iSmall<2; iSmall++){
+    if( dsIsSmallBesideQuery(pConn, pSpec, iSmall, anRow[iSmall],
+                             abAtLeast[iSmall], &nBytes) ){
+      *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND
+                           : DS_HINT_BROADCAST_FIRST;
+      *pzReason = sqlite3_mprintf(
+          "the %s input has %lld row%s and its hash table (about %lld bytes) "
+          "fits in a CPU cache (%lld bytes) and in half of memory_limit "
+          "(%lld bytes): broadcast it, whatever the size of the %s input, a "
+          "view or query, which the join does not count (a count would run "
+          "it once more)", azSide[iSmall], anRow[iSmall],
+          anRow[iSmall]==1 ? "" : "s", nBytes, DS_CACHE_BYTES,
+          pConn->nMemLimit, azSide[1-iSmall]);
+      return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
+    }
   }
   anCost[0] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[0], anKeyBytes[0]);
   anCost[1] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[1], anKeyBytes[1]);
@@ -168,41 +209,6 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
 }
 
-/* Can side s's rows be had without running it: the caller's figure, or
-** a table's (sqlite_stat1, or SQLite's count of a b-tree)? */
-static int dsSideCountIsCheap(const DsJoinSpec *pSpec, int s){
-  return pSpec->anRowHint[s]>=0 || pSpec->apIn[s]->bPlainScan;
-}
-
-/*
-** Side s, of nRow rows (counted exactly), has a hash table that fits in
-** a CPU cache and in half the budget, and the other side is a view or
-** query: broadcast side s without counting the other.  Counting a query
-** runs it once more before the join runs it, and in a join of a join of
-** a join ... of such views each level would run its input twice, 2^n
-** runs in all.  What the count could still change is little: had the
-** other side been smaller, its table would have been smaller than this
-** small one.  SQLITE_DONE if this does not apply.
-*/
-static int dsBroadcastSmallSide(DsConn *pConn, const DsJoinSpec *pSpec,
-                                int s, i64 nRow, int bAtLeast,
-                                int *peStrategy, char **pzReason){
-  i64 nBytes = nRow * dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
-  if( nRow<0 || bAtLeast || dsSideCountIsCheap(pSpec, 1-s)
-   || nBytes>DS_CACHE_BYTES || nBytes>pConn->nMemLimit/2 ){
-    return SQLITE_DONE;
-  }
-  *peStrategy = s ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
-  *pzReason = sqlite3_mprintf(
-      "the %s input has %lld row%s and its hash table (about %lld bytes) "
-      "fits in a CPU cache (%lld bytes) and in half of memory_limit (%lld "
-      "bytes): broadcast it, without counting the %s input, a view or "
-      "query, which a count would run once more", azSide[s], nRow,
-      nRow==1 ? "" : "s", nBytes, DS_CACHE_BYTES, pConn->nMemLimit,
-      azSide[1-s]);
-  return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
-}
-
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason){
   i64 anRow[2] = {-1, -1};
@@ -210,20 +216,19 @@ int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
   i64 anKeyBytes[2] = {0, 0};
   int i, rc = SQLITE_OK;
   if( !pSpec->bWantOrder ){
-    /* The side that is cheap to count first, so that a small one can
-    ** spare the other's count (dsBroadcastSmallSide). */
+    /* The side that is cheap to count first: when it is small enough
+    ** (dsIsSmallBesideQuery), the other's count would change nothing. */
     int sFirst = !dsSideCountIsCheap(pSpec, 0) && dsSideCountIsCheap(pSpec, 1);
     for(i=0; i<2 && rc==SQLITE_OK; i++){
       int s = i ? 1-sFirst : sFirst;
       i64 nCost = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
       i64 nCap = pConn->nMemLimit / 2 / nCost + 1;
-      rc = dsSideRows(pConn, pSpec, s, nCap, &anRow[s], &abAtLeast[s]);
-      if( rc==SQLITE_OK && i==0 ){
-        rc = dsBroadcastSmallSide(pConn, pSpec, s, anRow[s], abAtLeast[s],
-                                  peStrategy, pzReason);
-        if( rc!=SQLITE_DONE ) return rc;
-        rc = SQLITE_OK;
+      i64 nBytes;
+      if( i==1 && dsIsSmallBesideQuery(pConn, pSpec, 1-s, anRow[1-s],
+                                       abAtLeast[1-s], &nBytes) ){
+        break;
       }
+      rc = dsSideRows(pConn, pSpec, s, nCap, &anRow[s], &abAtLeast[s]);
     }
     if( rc!=SQLITE_OK ) return rc;
   }
