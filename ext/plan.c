@@ -67,17 +67,18 @@ static char *dsRowsText(i64 n, int bAtLeast){
 /*
 ** The side (0 left, 1 right) to take as the smaller, given each side's
 ** rows (-1 when unknown, abAtLeast[] when counted only up to a cap): the
-** one with fewer rows, a counted one over one that is not, an exact count
-** over an equal "at least"; the right one when nothing tells them apart
-** (a cross product then buffers the second input, as crossWithTiny
-** does).  Joins and cross products choose by this one rule.
+** one with fewer rows when both are counted exactly; a counted one over
+** one that is not; an exact count over an "at least", whatever the two
+** figures (an "at least" that is the lower tells nothing: its input was
+** only counted so far); the right one when nothing tells them apart (a
+** cross product then buffers the second input, as crossWithTiny does).
+** Joins and cross products choose by this one rule.
 */
 int dsSmallerSide(const i64 *anRow, const int *abAtLeast){
-  if( anRow[0]>=0 && anRow[1]>=0 ){
-    return anRow[0]<anRow[1] || (anRow[0]==anRow[1] && abAtLeast[1]
-                                 && !abAtLeast[0]) ? 0 : 1;
-  }
-  return anRow[0]>=0 ? 0 : 1;
+  if( anRow[0]<0 || anRow[1]<0 ) return anRow[0]>=0 ? 0 : 1;
+  if( abAtLeast[0]!=abAtLeast[1] ) return abAtLeast[0] ? 1 : 0;
+  if( abAtLeast[0] ) return 1;
+  return anRow[0]<anRow[1] ? 0 : 1;
 }
 
 /*
@@ -100,6 +101,19 @@ char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
     }else if( anRow[0]==anRow[1] && abAtLeast[0]==abAtLeast[1] ){
       zRet = sqlite3_mprintf("both inputs have %s, so the %s input is taken "
                              "as the smaller", azRows[0], azSide[iSmall]);
+    }else if( abAtLeast[0] && abAtLeast[1] ){
+      zRet = sqlite3_mprintf("both inputs were counted only so far (the left "
+                             "has %s, the right %s), so the %s input is taken "
+                             "as the smaller", azRows[0], azRows[1],
+                             azSide[iSmall]);
+    }else if( anRow[1-iSmall]>=0 && abAtLeast[1-iSmall]
+           && anRow[1-iSmall]<=anRow[iSmall] ){
+      zRet = sqlite3_mprintf("the %s input has %s and the %s input %s, "
+                             "counted only so far, so either may be the "
+                             "smaller: the %s input, whose size is known, is "
+                             "taken as the smaller", azSide[iSmall],
+                             azRows[iSmall], azSide[1-iSmall],
+                             azRows[1-iSmall], azSide[iSmall]);
     }else{
       zRet = sqlite3_mprintf("the %s input is the smaller (%s against %s)",
                              azSide[iSmall], azRows[iSmall], azRows[1-iSmall]);
