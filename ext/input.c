@@ -198,6 +198,15 @@ int dsIsQuery(const char *z){
       || dsKeyword(z, "VALUES");
 }
 
+/* Is z one of those keywords and nothing more?  No query is that short,
+** so it can only name a table or view called "select" (say). */
+static int dsIsBareQueryKeyword(const char *z){
+  int n = dsKeyword(z, "SELECT");
+  if( n==0 ) n = dsKeyword(z, "WITH");
+  if( n==0 ) n = dsKeyword(z, "VALUES");
+  return n>0 && *dsSkipSpace(z + n)==0;
+}
+
 /* Copy of the n bytes at z without white space at the end. */
 static char *dsTrimEnd(const char *z, int n){
   while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
@@ -540,7 +549,7 @@ int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
     dsInputFree(pIn);
     return SQLITE_NOMEM;
   }
-  if( dsIsQuery(z) ){
+  if( dsIsQuery(z) && !dsIsBareQueryKeyword(z) ){
     pIn->zBody = dsUnwrapQuery(z);
     rc = pIn->zBody ? dsInputOpenQuery(db, zFunc, zSide, pIn, pzErr)
                     : SQLITE_NOMEM;
