@@ -935,6 +935,35 @@ int dsRegisterReader(sqlite3 *db){
                                  dsReaderRowFunc, 0, 0);
 }
 
+/*
+** Inputs being stepped, one inside another, on this thread's stack.  A
+** view that reads itself through a dataset argument
+** (CREATE VIEW v AS SELECT * FROM ds_cross('v', 't')) has no end: each
+** step runs the operator again, until the stack overflows.  The
+** virtual-table forms see such a cycle at their own table; the text
+** arguments cannot, so the depth is bounded here instead, far beyond
+** any nesting written on purpose.  Per thread, because it is the stack
+** of that thread that would overflow.
+*/
+#define DS_MAX_NESTING 64
+static _Thread_local int dsNesting = 0;
+/* Set when the bound was reached, until the outermost step returns: every
+** level on the way out fails at once, counts included, rather than
+** trying again (a count and a read per level would be 2^64 tries). */
+static _Thread_local int dsNestingHit = 0;
+
+/* sqlite3_step(pStmt) on an input, unless inputs are nested too deep. */
+static int dsStepInput(sqlite3_stmt *pStmt){
+  int rc;
+  if( dsNesting>=DS_MAX_NESTING ) dsNestingHit = 1;
+  if( dsNestingHit ) return SQLITE_ERROR;
+  dsNesting++;
+  rc = sqlite3_step(pStmt);
+  dsNesting--;
+  if( dsNesting==0 ) dsNestingHit = 0;
+  return rc;
+}
+
 /* Up to nMax rows (fewer once pArena holds nMaxByte bytes); *pnRow 0 at
 ** the end. */
 static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
@@ -950,7 +979,16 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   p->nMax = nMax;
   p->nMaxByte = nMaxByte;
   p->pFilter = pFilter;
-  rc = sqlite3_step(p->pStmt);
+  if( dsNesting>=DS_MAX_NESTING || dsNestingHit ){
+    dsNestingHit = dsNesting>0;
+    p->bEof = 1;
+    sqlite3_free(p->base.zErr);
+    p->base.zErr = sqlite3_mprintf("%s: datasets are nested more than %d "
+        "deep (does a view read itself through a dataset argument?)",
+        p->zFunc, DS_MAX_NESTING);
+    return p->base.zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  rc = dsStepInput(p->pStmt);
   *pnRow = p->nOut;
   p->pArena = 0;
   p->aOut = 0;
@@ -1171,7 +1209,7 @@ static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
   *pnRow = -1;
   if( zSql==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
-  if( rc==SQLITE_OK ) rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_OK ) rc = dsStepInput(pStmt);
   if( rc==SQLITE_ROW ) *pnRow = sqlite3_column_int64(pStmt, 0);
   sqlite3_finalize(pStmt);
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
