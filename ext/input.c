@@ -952,11 +952,16 @@ static _Thread_local int dsNesting = 0;
 ** trying again (a count and a read per level would be 2^64 tries). */
 static _Thread_local int dsNestingHit = 0;
 
+/* Would one more input step nest too deep (or is the way out failing)? */
+static int dsNestingTooDeep(void){
+  if( dsNesting>=DS_MAX_NESTING ) dsNestingHit = 1;
+  return dsNestingHit;
+}
+
 /* sqlite3_step(pStmt) on an input, unless inputs are nested too deep. */
 static int dsStepInput(sqlite3_stmt *pStmt){
   int rc;
-  if( dsNesting>=DS_MAX_NESTING ) dsNestingHit = 1;
-  if( dsNestingHit ) return SQLITE_ERROR;
+  if( dsNestingTooDeep() ) return SQLITE_ERROR;
   dsNesting++;
   rc = sqlite3_step(pStmt);
   dsNesting--;
@@ -979,8 +984,7 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   p->nMax = nMax;
   p->nMaxByte = nMaxByte;
   p->pFilter = pFilter;
-  if( dsNesting>=DS_MAX_NESTING || dsNestingHit ){
-    dsNestingHit = dsNesting>0;
+  if( dsNestingTooDeep() ){
     p->bEof = 1;
     sqlite3_free(p->base.zErr);
     p->base.zErr = sqlite3_mprintf("%s: datasets are nested more than %d "
