@@ -233,6 +233,8 @@ struct DsRowFilter {
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);
+int dsKeyValuesFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
+                           int nKeyCol, int *pbOut);
 const u8 *dsValueSkip(const u8 *p);
 void dsRowValues(const DsRow *pRow, int nCol, DsValue *aVal);
 void dsValueResult(sqlite3_context *ctx, const DsValue *pVal);
@@ -516,12 +518,15 @@ int dsIsQuery(const char *z);
 ** A source of rows: an input being read, a spill file, a row buffer.
 ** xNext hands out one row; xBatch, where a source has it, up to nMax at
 ** once (see dsSourceBatch), which for an input is far cheaper.
+** xKeysFirst, where a source has it, is told before the first row is read
+** that its rows will be read through a filter (dsSourceKeysFirst).
 */
 typedef struct DsSource DsSource;
 struct DsSource {
   int (*xNext)(DsSource *, DsArena *, DsRow **);   /* SQLITE_ROW/DONE/err */
   int (*xBatch)(DsSource *, DsArena *, DsRow **, int, i64, DsRowFilter *,
                 int *);                             /* or NULL */
+  int (*xKeysFirst)(DsSource *, DsRowFilter *, int *);  /* or NULL */
   void (*xClose)(DsSource *);
   i64 nRow;               /* rows read so far (a filter's rejects too) */
   char *zErr;             /* message of the last error, or NULL */
@@ -529,6 +534,8 @@ struct DsSource {
 
 int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
                   i64 nMaxByte, DsRowFilter *pFilter, int *pnRow);
+int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
+                      int *pbKeysFirst);
 int dsRegisterReader(sqlite3 *db);
 
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
@@ -599,6 +606,7 @@ struct DsStats {
   i64 nSpilled;           /* bytes written to spill files */
   i64 nPeakMem;
   char *zReason;          /* why this strategy (sqlite3_malloc'd) */
+  int bLost;              /* memory ran out while writing them */
   double aMs[DS_N_PHASE];
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */

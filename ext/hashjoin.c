@@ -114,6 +114,7 @@ struct DsHashJoin {
   i64 nFilterRead;        /* rows read with the filter, this window */
   i64 nFilterPass;        /* of which it let through */
   i64 nFilterSkip;        /* rows to read without the filter first */
+  int bProbeKeysFirst;    /* the probe side's keys are read first */
   DsRow *aBatch[DS_BATCH];/* rows read at once, then probed or placed */
   int nBatch;
   int iBatch;
@@ -432,7 +433,10 @@ static int dsHashMakeFilter(DsHashJoin *p){
   p->nFilterRead = p->nFilterPass = p->nFilterSkip = 0;
   p->filter.xMayMatch = (p->nSpilledParts || p->bPartProbe)
                       ? dsHashMayMatch : dsHashMayMatchInMemory;
-  return SQLITE_OK;
+  /* A selective join's probe rows are mostly turned away: an input may
+  ** then test their keys before SQLite decodes their other columns. */
+  if( p->pProbeSrc==0 ) return SQLITE_OK;
+  return dsSourceKeysFirst(p->pProbeSrc, &p->filter, &p->bProbeKeysFirst);
 }
 
 /* The filter for the next batch of probe rows, or NULL. */
@@ -1062,18 +1066,32 @@ static int dsHashNext(DsPairIter *pIter, DsRow **ap){
 /* Say in the statistics how the join went, beyond the plan. */
 static void dsHashReport(DsHashJoin *p){
   DsStats *pStats = &p->pOp->stats;
+  sqlite3_str *pMore;
   char *zMore;
-  if( p->nSpilledParts==0 ) return;
-  zMore = sqlite3_mprintf("%s; the build side outgrew memory_limit: %lld "
-      "partition%s spilled to disk and joined afterwards (%lld task%s%s)",
-      pStats->zReason ? pStats->zReason : "", p->nSpilledParts,
-      p->nSpilledParts==1 ? "" : "s", p->nTasks, p->nTasks==1 ? "" : "s",
-      p->nBnlTasks ? ", some keys too large for memory joined as a block "
-                     "nested loop" : "");
-  if( zMore ){
-    sqlite3_free(pStats->zReason);
-    pStats->zReason = zMore;
+  if( p->nSpilledParts==0 && !p->bProbeKeysFirst ) return;
+  pMore = sqlite3_str_new(0);
+  sqlite3_str_appendall(pMore, pStats->zReason ? pStats->zReason : "");
+  if( p->bProbeKeysFirst ){
+    sqlite3_str_appendall(pMore, "; most keys of a sample of the probe "
+        "side could not match: its keys were tested against the build "
+        "keys before its other columns were read");
   }
+  if( p->nSpilledParts ){
+    sqlite3_str_appendf(pMore, "; the build side outgrew memory_limit: "
+        "%lld partition%s spilled to disk and joined afterwards "
+        "(%lld task%s%s)", p->nSpilledParts,
+        p->nSpilledParts==1 ? "" : "s", p->nTasks, p->nTasks==1 ? "" : "s",
+        p->nBnlTasks ? ", some keys too large for memory joined as a "
+                       "block nested loop" : "");
+  }
+  zMore = sqlite3_str_finish(pMore);
+  if( zMore==0 ){
+    /* A reason without its end would mislead: none is published. */
+    pStats->bLost = 1;
+    return;
+  }
+  sqlite3_free(pStats->zReason);
+  pStats->zReason = zMore;
 }
 
 static void dsHashClose(DsPairIter *pIter){

@@ -868,6 +868,19 @@ int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
 ** inner query is still flattened as before, so only the columns needed
 ** are read.  A row filter (dsSourceBatch) lets the function skip rows
 ** that cannot match without making them.
+**
+** Keys first.  SQLite evaluates every argument of ds_input_row() before
+** the call, so a row the filter turns away has still had all its columns
+** decoded.  When most rows of an input are turned away (the probe side of
+** a selective join), its plain scan is read instead with
+**
+**     ... WHERE ds_input_key(?1, k0, ..., kK) AND ds_input_row(?1, ...)
+**
+** ds_input_key() tests the key alone, and SQLite decodes the other
+** columns only of the rows it lets through.  For a row that goes on to
+** ds_input_row() that costs a second call and a second decode of the key,
+** so the form is taken only when a sample of the input's first keys shows
+** that the filter turns away more than half of them (dsReaderKeysFirst).
 */
 typedef struct DsReader DsReader;
 struct DsReader {
@@ -885,9 +898,44 @@ struct DsReader {
   int nMax;               /* the batch is full at this many rows */
   i64 nMaxByte;           /* or when pArena holds this many bytes */
   DsRowFilter *pFilter;   /* rows that cannot match are skipped, or NULL */
+  /* Keys first: ds_input_key() applies the batch's filter instead. */
+  int bKeysFirst;         /* pStmt reads keys first */
+  DsRowFilter *pKeyFilter;  /* the batch's filter, for ds_input_key() */
+  char *zKeysFirst;       /* the SQL that would, or NULL: not a plain scan */
+  char *zKeySample;       /* the SQL of a sample of the input's keys */
 };
 
 #define DS_READER_PTR "ds_reader"
+
+/* Keys in the sample that decides whether a reader reads keys first. */
+#define DS_KEY_SAMPLE 4096
+
+/* The reader of a call of ds_input_row() or ds_input_key(): kept as the
+** auxiliary data of argument 0, a bound parameter that stays the same for
+** the whole run of the statement, which is cheaper than finding the
+** pointer (a string compare) on every row. */
+static inline DsReader *dsReaderOfCall(sqlite3_context *ctx,
+                                       sqlite3_value **argv){
+  DsReader *p = (DsReader *)sqlite3_get_auxdata(ctx, 0);
+  if( p==0 ){
+    p = (DsReader *)sqlite3_value_pointer(argv[0], DS_READER_PTR);
+    if( p ) sqlite3_set_auxdata(ctx, 0, p, 0);
+  }
+  return p;
+}
+
+/* The error of ds_input_row() or ds_input_key() (zName) called other
+** than by a reader. */
+static void dsReaderMisuse(sqlite3_context *ctx, const char *zName){
+  char *zErr = sqlite3_mprintf("%s() is the dataset extension's own: it "
+                               "reads inputs", zName);
+  if( zErr==0 ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    sqlite3_result_error(ctx, zErr, -1);
+    sqlite3_free(zErr);
+  }
+}
 
 /*
 ** ds_input_row(READER, value, ...): add one row to the reader's batch;
@@ -895,19 +943,11 @@ struct DsReader {
 */
 static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
                             sqlite3_value **argv){
-  /* The reader is kept as the auxiliary data of argument 0, a bound
-  ** parameter that stays the same for the whole run of the statement:
-  ** cheaper than finding the pointer (a string compare) on every row. */
-  DsReader *p = (DsReader *)sqlite3_get_auxdata(ctx, 0);
+  DsReader *p = dsReaderOfCall(ctx, argv);
   DsRow *pRow;
   int rc;
-  if( p==0 ){
-    p = (DsReader *)sqlite3_value_pointer(argv[0], DS_READER_PTR);
-    if( p ) sqlite3_set_auxdata(ctx, 0, p, 0);
-  }
   if( p==0 || argc-1!=p->nCol || p->nOut>=p->nMax ){
-    sqlite3_result_error(ctx, "ds_input_row() is the dataset extension's "
-                              "own: it reads inputs", -1);
+    dsReaderMisuse(ctx, "ds_input_row");
     return;
   }
   p->base.nRow++;
@@ -929,10 +969,43 @@ static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
   }
 }
 
+/*
+** ds_input_key(READER, key, ...): in a reader that reads keys first, true
+** when the row of this key may find a partner (ds_input_row() then makes
+** it), else NULL: the row is dropped before SQLite decodes its other
+** columns.  Rows dropped here are counted here; the others by
+** ds_input_row().
+*/
+static void dsReaderKeyFunc(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  DsReader *p = dsReaderOfCall(ctx, argv);
+  int bOut = 0;
+  if( p==0 || !p->bKeysFirst || argc-1!=p->nKeyCol || p->nOut>=p->nMax ){
+    dsReaderMisuse(ctx, "ds_input_key");
+    return;
+  }
+  if( p->pKeyFilter
+   && dsKeyValuesFilteredOut(p->pKeyFilter, argv + 1, p->nKeyCol, &bOut) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( bOut ){
+    p->base.nRow++;
+  }else{
+    sqlite3_result_int(ctx, 1);
+  }
+}
+
 int dsRegisterReader(sqlite3 *db){
-  return sqlite3_create_function(db, "ds_input_row", -1,
+  int rc = sqlite3_create_function(db, "ds_input_row", -1,
+                                   SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                   dsReaderRowFunc, 0, 0);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function(db, "ds_input_key", -1,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
-                                 dsReaderRowFunc, 0, 0);
+                                 dsReaderKeyFunc, 0, 0);
+  }
+  return rc;
 }
 
 /*
@@ -983,7 +1056,8 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   p->nOut = 0;
   p->nMax = nMax;
   p->nMaxByte = nMaxByte;
-  p->pFilter = pFilter;
+  p->pFilter = p->bKeysFirst ? 0 : pFilter;
+  p->pKeyFilter = pFilter;
   if( dsNestingTooDeep() ){
     p->bEof = 1;
     sqlite3_free(p->base.zErr);
@@ -1021,6 +1095,8 @@ static void dsReaderClose(DsSource *pSrc){
     sqlite3_finalize(p->pStmt);
     sqlite3_free(p->base.zErr);
     sqlite3_free(p->aVal);
+    sqlite3_free(p->zKeysFirst);
+    sqlite3_free(p->zKeySample);
     sqlite3_free(p);
   }
 }
@@ -1087,16 +1163,22 @@ static int dsReaderColumn(int i, int nKey, const int *aiKey,
   return i<nKey ? aiKey[i] : aiPay[i-nKey];
 }
 
+/* The forms of a reader's SQL (dsReaderSql). */
+#define DS_READ_ROWS       0    /* ds_input_row() of every row */
+#define DS_READ_KEYS_FIRST 1    /* ds_input_key() first: plain scans only */
+#define DS_READ_KEY_SAMPLE 2    /* the first keys alone: plain scans only */
+
 /*
-** The SQL of a reader (see above).  An input that is a plain scan of one
-** table (dsBodyIsPlainScan) is read directly, with ds_input_row() in the
-** WHERE clause of the flattened scan: such a body has no terms that it
-** could be tested before or pushed into, and the co-routine of the
-** general form costs as much per row as the rest of reading.
+** The SQL of a reader (see above), in form eForm.  An input that is a
+** plain scan of one table (dsBodyIsPlainScan) is read directly, with
+** ds_input_row() in the WHERE clause of the flattened scan: such a body
+** has no terms that it could be tested before or pushed into, and the
+** co-routine of the general form costs as much per row as the rest of
+** reading.
 */
 static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
-                        const char *zCte, int nKey, const int *aiKey,
-                        int nPay, const int *aiPay){
+                        const char *zCte, int eForm, int nKey,
+                        const int *aiKey, int nPay, const int *aiPay){
   int n = nKey + nPay;
   int i;
   if( !pIn->bPlainScan ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
@@ -1105,8 +1187,21 @@ static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
     sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
   }
   sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+  if( eForm==DS_READ_KEY_SAMPLE ){
+    for(i=0; i<nKey; i++){
+      sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", aiKey[i]);
+    }
+    sqlite3_str_appendf(pSql, " FROM \"%w\" LIMIT %d", zCte, DS_KEY_SAMPLE);
+    return;
+  }
   if( pIn->bPlainScan ){
-    sqlite3_str_appendf(pSql, "0 FROM \"%w\" WHERE ds_input_row(?1", zCte);
+    sqlite3_str_appendf(pSql, "0 FROM \"%w\" WHERE ", zCte);
+    if( eForm==DS_READ_KEYS_FIRST ){
+      sqlite3_str_appendall(pSql, "ds_input_key(?1");
+      for(i=0; i<nKey; i++) sqlite3_str_appendf(pSql, ",c%d", aiKey[i]);
+      sqlite3_str_appendall(pSql, ") AND ");
+    }
+    sqlite3_str_appendall(pSql, "ds_input_row(?1");
     for(i=0; i<n; i++){
       sqlite3_str_appendf(pSql, ",c%d", dsReaderColumn(i, nKey, aiKey, aiPay));
     }
@@ -1124,6 +1219,87 @@ static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
   sqlite3_str_appendall(pSql, ")");
 }
 
+/* The SQL of a reader in form eForm (dsReaderSql), or NULL if memory ran
+** out. */
+static char *dsReaderSqlText(sqlite3 *db, const DsInput *pIn,
+                             const char *zCte, int eForm, int nKey,
+                             const int *aiKey, int nPay, const int *aiPay){
+  sqlite3_str *pSql = sqlite3_str_new(db);
+  dsReaderSql(pSql, pIn, zCte, eForm, nKey, aiKey, nPay, aiPay);
+  return sqlite3_str_finish(pSql);
+}
+
+/*
+** Test the first keys of the reader's input (zKeySample) against
+** pFilter: *pnRead keys read, *pnOut of them turned away.  A sample that
+** fails for another reason than memory decides nothing (*pnRead 0): the
+** reading itself meets the same error and reports it.
+*/
+static int dsReaderSampleKeys(DsReader *p, DsRowFilter *pFilter,
+                              int *pnRead, int *pnOut){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_value **apKey;
+  int rc;
+  *pnRead = *pnOut = 0;
+  apKey = sqlite3_malloc64(sizeof(sqlite3_value *) * (size_t)p->nKeyCol);
+  if( apKey==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(sqlite3_db_handle(p->pStmt), p->zKeySample, -1,
+                          &pStmt, 0);
+  while( rc==SQLITE_OK && (rc = dsStepInput(pStmt))==SQLITE_ROW ){
+    int bOut = 0;
+    int i;
+    for(i=0; i<p->nKeyCol; i++) apKey[i] = sqlite3_column_value(pStmt, i);
+    rc = dsKeyValuesFilteredOut(pFilter, apKey, p->nKeyCol, &bOut);
+    (*pnRead)++;
+    *pnOut += bOut;
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(apKey);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  *pnRead = *pnOut = 0;
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** The rows of pSrc are about to be read through pFilter: a reader of a
+** plain scan that has not been read from yet reads keys first from now
+** on (see above) if a sample of its first keys shows that the filter
+** turns away more than half of them.  Any other source reads on as it
+** would.  *pbKeysFirst says whether pSrc reads keys first.
+*/
+int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
+                      int *pbKeysFirst){
+  *pbKeysFirst = 0;
+  if( pSrc->xKeysFirst==0 ) return SQLITE_OK;
+  return pSrc->xKeysFirst(pSrc, pFilter, pbKeysFirst);
+}
+
+static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
+                             int *pbKeysFirst){
+  DsReader *p = (DsReader *)pSrc;
+  sqlite3_stmt *pNew = 0;
+  int nRead, nOut;
+  int rc;
+  *pbKeysFirst = p->bKeysFirst;
+  if( p->zKeysFirst==0 || p->bKeysFirst || p->base.nRow>0 || p->bEof ){
+    return SQLITE_OK;
+  }
+  rc = dsReaderSampleKeys(p, pFilter, &nRead, &nOut);
+  if( rc!=SQLITE_OK || nOut*2<=nRead ) return rc;
+  rc = sqlite3_prepare_v2(sqlite3_db_handle(p->pStmt), p->zKeysFirst, -1,
+                          &pNew, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_pointer(pNew, 1, p, DS_READER_PTR, 0);
+  if( rc!=SQLITE_OK ){
+    /* The form only saves time: reading goes on in the one it had. */
+    sqlite3_finalize(pNew);
+    return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+  }
+  sqlite3_finalize(p->pStmt);
+  p->pStmt = pNew;
+  p->bKeysFirst = *pbKeysFirst = 1;
+  return SQLITE_OK;
+}
+
 /*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
@@ -1131,21 +1307,15 @@ static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr){
-  sqlite3_str *pSql;
   DsReader *p;
   char *zSql;
   char *zCte = dsReaderCteName(pIn->zBody);
   int rc;
   *ppSrc = 0;
   if( zCte==0 ) return SQLITE_NOMEM;
-  pSql = sqlite3_str_new(pConn->db);
-  dsReaderSql(pSql, pIn, zCte, nKey, aiKey, nPay, aiPay);
-  sqlite3_free(zCte);
-  zSql = sqlite3_str_finish(pSql);
-  if( zSql==0 ) return SQLITE_NOMEM;
   p = sqlite3_malloc64(sizeof(DsReader));
   if( p==0 ){
-    sqlite3_free(zSql);
+    sqlite3_free(zCte);
     return SQLITE_NOMEM;
   }
   memset(p, 0, sizeof(*p));
@@ -1156,7 +1326,19 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   p->nKeyCol = nKey;
   p->zFunc = zFunc;
   p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(p->nCol + 1));
-  if( p->aVal==0 ){
+  zSql = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_ROWS, nKey, aiKey,
+                         nPay, aiPay);
+  if( pIn->bPlainScan && nKey>0 ){
+    /* A plain scan read through a filter may read keys first. */
+    p->base.xKeysFirst = dsReaderKeysFirst;
+    p->zKeysFirst = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_KEYS_FIRST,
+                                    nKey, aiKey, nPay, aiPay);
+    p->zKeySample = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_KEY_SAMPLE,
+                                    nKey, aiKey, nPay, aiPay);
+  }
+  sqlite3_free(zCte);
+  if( p->aVal==0 || zSql==0 || (p->base.xKeysFirst
+                                && (p->zKeysFirst==0 || p->zKeySample==0)) ){
     sqlite3_free(zSql);
     dsReaderClose(&p->base);
     return SQLITE_NOMEM;

@@ -240,6 +240,40 @@ static int dsNumberKeyFilteredOut(DsRowFilter *pFilter,
   return dsKeyFilteredOut(pFilter, flags, hash);
 }
 
+/*
+** Does pFilter turn away the row whose key is the nKeyCol values apIn[]
+** (a key with a NULL part matches nothing)?  *pbOut gets the answer.
+** SQLITE_NOMEM if a text key could not be had as UTF-8.  For a reader that
+** tests each key before SQLite decodes the row's other columns
+** (ds_input_key() in input.c), and for the sample of keys that decides
+** whether it should.
+*/
+int dsKeyValuesFilteredOut(DsRowFilter *pFilter, sqlite3_value **apIn,
+                           int nKeyCol, int *pbOut){
+  int bOut;
+  if( nKeyCol==1 && sqlite3_value_type(apIn[0])==SQLITE_INTEGER ){
+    /* The commonest key, tested for most rows of a selective join. */
+    u64 hash = dsHashInt(sqlite3_value_int64(apIn[0]), 0);
+    *pbOut = !pFilter->xMayMatch(pFilter, hash);
+    return SQLITE_OK;
+  }
+  bOut = dsNumberKeyFilteredOut(pFilter, apIn, nKeyCol);
+  if( bOut<0 ){
+    u64 hash = 0;
+    u8 flags = 0;
+    int i;
+    for(i=0; i<nKeyCol; i++){
+      DsValue v;
+      if( dsReadValue(apIn[i], &v)<0 ) return SQLITE_NOMEM;
+      dsChainKeyValue(&v, &hash, &flags);
+    }
+    if( flags ) hash = 0;
+    bOut = dsKeyFilteredOut(pFilter, flags, hash);
+  }
+  *pbOut = bOut;
+  return SQLITE_OK;
+}
+
 /* The outcome of dsRowFromNumbers(). */
 #define DS_MADE    0      /* the row is made */
 #define DS_GENERAL 1      /* it needs the general path */

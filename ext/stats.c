@@ -93,6 +93,10 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
   /* Out of memory, the statistics are lost: ds_last_stats() then says
   ** NULL, never those of an earlier run as if they were these. */
   zJson = dsTextFinish(pOut);
+  if( p->bLost ){
+    sqlite3_free(zJson);
+    zJson = 0;
+  }
   sqlite3_free(pConn->zLastStats);
   pConn->zLastStats = zJson;
 }
