@@ -221,7 +221,8 @@ static void dsFirstResult(sqlite3_context *ctx, const DsFirst *p){
     if( a < aEnd ) dsTextChar(&out, ',');
   }
   dsTextChar(&out, ']');
-  dsTextResult(ctx, &out, 1);
+  dsTextResult(ctx, &out, 1, "ds_first",
+               "the JSON array of the first n values");
   dsTextFree(&out);
 }
 

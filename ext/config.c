@@ -195,8 +195,11 @@ static int dsSetStrictHints(sqlite3_context *ctx, DsConn *pConn,
 static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
   switch( i ){
     case 0: sqlite3_result_int64(ctx, pConn->nMemLimit); break;
-    case 1: sqlite3_result_text(ctx, dsTempDir(pConn), -1, SQLITE_TRANSIENT);
-            break;
+    case 1: {
+      const char *zDir = dsTempDir(pConn);
+      dsResultText(ctx, "ds_config", "temp_dir", zDir, (i64)strlen(zDir), 0);
+      break;
+    }
     case 2: sqlite3_result_int(ctx, pConn->nThread); break;
     default: sqlite3_result_int(ctx, pConn->bStrictHints); break;
   }
@@ -222,7 +225,7 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   dsJsonString(&out, zDir, (int)strlen(zDir));
   dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d}",
                 pConn->nThread, pConn->bStrictHints);
-  dsTextResult(ctx, &out, 1);
+  dsTextResult(ctx, &out, 1, "ds_config", "the JSON object of the settings");
   dsTextFree(&out);
 }
 

@@ -451,7 +451,12 @@ int dsTextGrow(DsText *p, i64 nMore);
 void dsTextAppendf(DsText *p, const char *zFormat, ...);
 char *dsTextFinish(DsText *p);
 void dsTextFree(DsText *p);
-void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson);
+i64 dsLengthLimit(sqlite3 *db);
+char *dsTooLongText(const char *zWhat, i64 nMax);
+void dsResultText(sqlite3_context *ctx, const char *zFunc,
+                  const char *zWhat, const char *z, i64 n, int bJson);
+void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson,
+                  const char *zFunc, const char *zWhat);
 
 static inline void dsTextInit(DsText *p){ memset(p, 0, sizeof(*p)); }
 static inline void dsTextReset(DsText *p){ p->n = 0; p->rc = SQLITE_OK; }

@@ -757,12 +757,13 @@ static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case PCOL_RIGHT_ROWS: sqlite3_result_int64(ctx, pCur->anRow[1]); break;
     case PCOL_OUTPUT:     sqlite3_result_int64(ctx, pCur->nOutput); break;
     case PCOL_TOP_KEYS:
-      sqlite3_result_text(ctx, pCur->zTopKeys, -1, SQLITE_TRANSIENT);
-      sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+      dsResultText(ctx, DS_FUNC_PLAN, "top_keys", pCur->zTopKeys,
+                   (i64)strlen(pCur->zTopKeys), 1);
       break;
     case PCOL_MEMORY:     sqlite3_result_int64(ctx, pCur->nMemory); break;
     case PCOL_REASON:
-      sqlite3_result_text(ctx, pCur->zReason, -1, SQLITE_TRANSIENT);
+      dsResultText(ctx, DS_FUNC_PLAN, "the reason", pCur->zReason,
+                   (i64)strlen(pCur->zReason), 0);
       break;
     default: {
       sqlite3_value *pArg = pCur->apArg[iCol - PCOL_ARG0];
