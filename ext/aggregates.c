@@ -43,7 +43,8 @@
 ** Messages
 */
 
-/* An argument as a message shows it: 'text' quoted, NULL, 2.5, x'0A'. */
+/* An argument as a message shows it: 'text' quoted, NULL, 2.5, x'0A',
+** infinity. */
 static char *dsShowArg(sqlite3_value *pVal){
   switch( sqlite3_value_type(pVal) ){
     case SQLITE_INTEGER:
@@ -61,7 +62,9 @@ static char *dsShowArg(sqlite3_value *pVal){
         dsJsonValue(&txt, &v);
         return dsTextFinish(&txt);
       }
-      return sqlite3_mprintf("%!.15g", r);
+      /* Infinity in words: SQLite's "Inf" reads like text, and its
+      ** 9.0e+999 like a number that someone wrote. */
+      return sqlite3_mprintf("%s", r > 0 ? "infinity" : "-infinity");
     }
     case SQLITE_TEXT:
       return sqlite3_mprintf("%Q", (const char *)sqlite3_value_text(pVal));
@@ -164,8 +167,8 @@ static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int bJson;
   (void)argc;
   if( !dsFirstCount(argv[1], &n) ){
-    dsArgError(ctx, "ds_first: n must be a positive integer, not %s",
-               argv[1]);
+    dsArgError(ctx, "ds_first: n must be a positive integer, at most "
+               "9223372036854775807, not %s", argv[1]);
     return;
   }
   p = sqlite3_aggregate_context(ctx, (int)sizeof(*p));
@@ -218,7 +221,8 @@ static void dsFirstResult(sqlite3_context *ctx, const DsFirst *p){
     if( a < aEnd ) dsTextChar(&out, ',');
   }
   dsTextChar(&out, ']');
-  dsTextResult(ctx, &out, 1);
+  dsTextResult(ctx, &out, 1, "ds_first",
+               "the JSON array of the first n values");
   dsTextFree(&out);
 }
 

@@ -104,11 +104,13 @@ static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
   if( rc==SQLITE_TOOBIG
    || (rc==SQLITE_OK && p->aJson[iSide].n > p->nJsonMax) ){
     char *zKey = dsCoGroupKeyText(p);
-    if( zKey==0 ) return SQLITE_NOMEM;
-    rc = dsOpError(&p->op, SQLITE_TOOBIG, "the JSON array of the %s group "
-        "of key %s would be longer than SQLite's length limit (%lld bytes)",
-        azSide[iSide], zKey, p->nJsonMax);
+    char *zWhat = zKey ? sqlite3_mprintf("the JSON array of the %s group of "
+                                         "key %s", azSide[iSide], zKey) : 0;
+    char *zWhy = zWhat ? dsTooLongText(zWhat, p->nJsonMax) : 0;
+    rc = zWhy ? dsOpError(&p->op, SQLITE_TOOBIG, "%s", zWhy) : SQLITE_NOMEM;
     sqlite3_free(zKey);
+    sqlite3_free(zWhat);
+    sqlite3_free(zWhy);
   }
   return rc;
 }
@@ -192,9 +194,7 @@ static int dsCoGroupOpenSide(DsCoGroup *p, const DsCoGroupSpec *pSpec,
                     pSpec->nKey, pSpec->aaiKey[iSide], nPay,
                     p->aaiPay[iSide], &pOp->apSrc[iSide], pzErr);
   if( rc!=SQLITE_OK ) return rc;
-  /* A text buffer stops short of a limit set as high as it goes. */
-  p->nJsonMax = sqlite3_limit(pOp->pConn->db, SQLITE_LIMIT_LENGTH, -1);
-  if( p->nJsonMax > DS_TEXT_MAX ) p->nJsonMax = DS_TEXT_MAX;
+  p->nJsonMax = dsLengthLimit(pOp->pConn->db);
   return SQLITE_OK;
 }
 

@@ -395,7 +395,7 @@ static void dsCoGroupKeyResult(DsCoGroupCursor *pCur, sqlite3_context *ctx){
   }
   dsTextInit(&txt);
   dsJsonArray(&txt, pCur->aVal, pCur->nKey);
-  dsTextResult(ctx, &txt, 1);
+  dsTextResult(ctx, &txt, 1, DS_FUNC, "the JSON array of a key");
   dsTextFree(&txt);
 }
 
@@ -403,7 +403,10 @@ static void dsCoGroupKeyResult(DsCoGroupCursor *pCur, sqlite3_context *ctx){
 static void dsCoGroupJsonResult(DsCoGroupCursor *pCur, sqlite3_context *ctx,
                                 int iSide){
   DsText *pJson = dsCoGroupJson(pCur->pGroup, iSide);
-  if( pJson ) dsTextResult(ctx, pJson, 1);
+  if( pJson ){
+    dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON array of a right "
+                 "group" : "the JSON array of a left group");
+  }
 }
 
 static int dsCoGroupColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define DS_DEFAULT_MEMORY_LIMIT (256 * (i64)1024 * 1024)
+#define DS_MAX_MEMORY_LIMIT ((i64)1 << 62)
 #define DS_MAX_THREADS 64
 
 static int dsIsWritableDir(const char *z){
@@ -52,7 +53,8 @@ const char *dsTempDir(DsConn *pConn){
 
 /*
 ** Parse a size: digits, optional blanks, optional K/M/G/T with optional
-** B or iB, any case.  -1 if z is not such a size or it overflows.
+** B or iB, any case.  -1 if z is not such a size or it is larger than
+** DS_MAX_MEMORY_LIMIT bytes.
 */
 static i64 dsParseSize(const char *z){
   i64 n = 0;
@@ -60,8 +62,11 @@ static i64 dsParseSize(const char *z){
   while( isspace((unsigned char)*z) ) z++;
   if( !isdigit((unsigned char)*z) ) return -1;
   while( isdigit((unsigned char)*z) ){
-    if( n > (((i64)1 << 62) - 9) / 10 ) return -1;
-    n = n*10 + (*z++ - '0');
+    int d = *z++ - '0';
+    /* No unit makes a number above the maximum smaller: refuse it as soon
+    ** as n*10 + d would pass it, which is also before it could overflow. */
+    if( n > (DS_MAX_MEMORY_LIMIT - d) / 10 ) return -1;
+    n = n*10 + d;
   }
   while( isspace((unsigned char)*z) ) z++;
   switch( *z ){
@@ -77,7 +82,7 @@ static i64 dsParseSize(const char *z){
   }
   while( isspace((unsigned char)*z) ) z++;
   if( *z ) return -1;
-  if( n > (((i64)1 << 62) >> nShift) ) return -1;
+  if( n > (DS_MAX_MEMORY_LIMIT >> nShift) ) return -1;
   return n << nShift;
 }
 
@@ -126,7 +131,7 @@ static int dsSetMemoryLimit(sqlite3_context *ctx, DsConn *pConn,
   }else if( sqlite3_value_type(pVal)==SQLITE_TEXT ){
     n = dsParseSize((const char *)sqlite3_value_text(pVal));
   }
-  if( n<=0 || n>((i64)1 << 62) ){
+  if( n<=0 || n>DS_MAX_MEMORY_LIMIT ){
     dsConfigError(ctx, "memory_limit must be a whole number of bytes from 1 "
                   "to 2^62, or text like '64MB' or '1GB' (K, M, G, T are "
                   "powers of 1024)", pVal);
@@ -190,8 +195,11 @@ static int dsSetStrictHints(sqlite3_context *ctx, DsConn *pConn,
 static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
   switch( i ){
     case 0: sqlite3_result_int64(ctx, pConn->nMemLimit); break;
-    case 1: sqlite3_result_text(ctx, dsTempDir(pConn), -1, SQLITE_TRANSIENT);
-            break;
+    case 1: {
+      const char *zDir = dsTempDir(pConn);
+      dsResultText(ctx, "ds_config", "temp_dir", zDir, (i64)strlen(zDir), 0);
+      break;
+    }
     case 2: sqlite3_result_int(ctx, pConn->nThread); break;
     default: sqlite3_result_int(ctx, pConn->bStrictHints); break;
   }
@@ -217,7 +225,7 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   dsJsonString(&out, zDir, (int)strlen(zDir));
   dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d}",
                 pConn->nThread, pConn->bStrictHints);
-  dsTextResult(ctx, &out, 1);
+  dsTextResult(ctx, &out, 1, "ds_config", "the JSON object of the settings");
   dsTextFree(&out);
 }
 

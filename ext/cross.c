@@ -13,7 +13,10 @@
 **   so blocks are made as large as the budget allows.
 **
 ** OPTIMIZER_CHOOSES buffers the input with fewer rows (from sqlite_stat1
-** or counted), the right one on a tie, as crossWithTiny does.
+** or counted), the right one on a tie, as crossWithTiny does; but a table
+** small enough beside a view or query is buffered without counting the
+** view or query, by the join's rule (plan.c): in a cross product of a
+** cross product of ... of views, counts would run the innermost 2^n times.
 **
 ** Producing pairs needs no interrupt checks of its own: each pair goes
 ** back to SQLite, which checks, and reading an input steps statements,
@@ -80,33 +83,62 @@ static int dsCrossAddReason(DsCross *p, const char *zMore){
 /* Rows of a view or query counted at most to pick the side to buffer. */
 #define DS_CROSS_COUNT_CAP 10000000
 
+/*
+** The side to buffer for OPTIMIZER_CHOOSES, by the rule the join follows
+** (plan.c): a table small enough beside a view or query is buffered and
+** the view or query not counted; else the smaller side.  Views and
+** queries are counted up to the point where the smaller side is clear
+** enough: a product that large is rarely asked for.
+*/
+static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
+  DsOp *pOp = &p->op;
+  DsSides sides;
+  i64 nBytes;
+  int s, rc;
+  memset(&sides, 0, sizeof(sides));
+  for(s=0; s<2; s++){
+    sides.apIn[s] = pSpec->apIn[s];
+    sides.anRowHint[s] = -1;
+    sides.anPay[s] = pSpec->anCol[s];
+    sides.anCap[s] = DS_CROSS_COUNT_CAP;
+  }
+  rc = dsCountSides(pOp->pConn, &sides);
+  if( rc!=SQLITE_OK ) return rc;
+  p->iSmall = dsSmallBesideQuery(pOp->pConn, &sides, &nBytes);
+  if( p->iSmall>=0 ){
+    char *zSmall = dsSmallBesideQueryText(pOp->pConn, &sides, p->iSmall,
+                                          nBytes, "buffer");
+    if( zSmall ){
+      pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
+          "streamed, whatever its size: a view or query, which the cross "
+          "product does not count (a count would run it once more)",
+          zSmall, azSide[1 - p->iSmall]);
+      sqlite3_free(zSmall);
+    }
+  }else{
+    char *zSmaller;
+    p->iSmall = dsSmallerSide(sides.anRow, sides.abAtLeast);
+    zSmaller = dsSmallerSideText(sides.anRow, sides.abAtLeast, p->iSmall);
+    if( zSmaller ){
+      pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
+          "streamed", zSmaller, azSide[1 - p->iSmall]);
+      sqlite3_free(zSmaller);
+    }
+  }
+  return SQLITE_OK;
+}
+
 /* Decide the side to buffer, and say why. */
 static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
   DsOp *pOp = &p->op;
-  i64 anRow[2];
-  int abAtLeast[2];
   if( pSpec->eHint!=DS_CROSS_OPTIMIZER ){
     p->iSmall = pSpec->eHint==DS_CROSS_FIRST_SMALL ? 0 : 1;
     pOp->stats.zReason = sqlite3_mprintf("as hinted: the %s input is "
         "buffered, the %s one streamed", azSide[p->iSmall],
         azSide[1 - p->iSmall]);
   }else{
-    /* Views and queries are counted up to the point where the smaller
-    ** side is clear enough: a product that large is rarely asked for. */
-    int i, rc = SQLITE_OK;
-    char *zSmaller;
-    for(i=0; i<2 && rc==SQLITE_OK; i++){
-      rc = dsInputEstimateRows(pOp->pConn->db, pSpec->apIn[i],
-                               DS_CROSS_COUNT_CAP, &anRow[i], &abAtLeast[i]);
-    }
+    int rc = dsCrossChooseFromSizes(p, pSpec);
     if( rc!=SQLITE_OK ) return rc;
-    p->iSmall = dsSmallerSide(anRow, abAtLeast);
-    zSmaller = dsSmallerSideText(anRow, abAtLeast, p->iSmall);
-    if( zSmaller ){
-      pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
-          "streamed", zSmaller, azSide[1 - p->iSmall]);
-      sqlite3_free(zSmaller);
-    }
   }
   pOp->stats.zStrategy = dsCrossHintName[p->iSmall==0 ? DS_CROSS_FIRST_SMALL
                                                       : DS_CROSS_SECOND_SMALL];

@@ -383,7 +383,8 @@ static int dsCrossColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     dsTextReset(pTxt);
     dsJsonObject(pTxt, pCur->apIn[iSide], pCur->aaiSlot[iSide],
                  dsCrossValues(pCur, iSide));
-    dsTextResult(ctx, pTxt, 1);
+    dsTextResult(ctx, pTxt, 1, DS_FUNC, iSide ? "the JSON object of a right "
+                 "row" : "the JSON object of a left row");
   }
   return SQLITE_OK;
 }

@@ -453,7 +453,12 @@ int dsTextGrow(DsText *p, i64 nMore);
 void dsTextAppendf(DsText *p, const char *zFormat, ...);
 char *dsTextFinish(DsText *p);
 void dsTextFree(DsText *p);
-void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson);
+i64 dsLengthLimit(sqlite3 *db);
+char *dsTooLongText(const char *zWhat, i64 nMax);
+void dsResultText(sqlite3_context *ctx, const char *zFunc,
+                  const char *zWhat, const char *z, i64 n, int bJson);
+void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson,
+                  const char *zFunc, const char *zWhat);
 
 static inline void dsTextInit(DsText *p){ memset(p, 0, sizeof(*p)); }
 static inline void dsTextReset(DsText *p){ p->n = 0; p->rc = SQLITE_OK; }
@@ -798,6 +803,27 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 /* Plans (plan.c) */
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
+
+/*
+** What the choice of the side to build on (a join's hash table, a cross
+** product's buffer) knows of the two inputs.  The caller fills apIn[],
+** anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds anRow[]
+** and abAtLeast[], counting only what the choice needs.
+*/
+typedef struct DsSides DsSides;
+struct DsSides {
+  DsInput *apIn[2];       /* left and right inputs */
+  i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
+  int nKey;               /* key columns carried per row (0: none) */
+  int anPay[2];           /* other columns carried per row, per side */
+  i64 anCap[2];           /* count a view or query up to this many rows */
+  i64 anRow[2];           /* rows found, -1 when unknown */
+  int abAtLeast[2];       /* anRow[s] is only as far as the count went */
+};
+int dsCountSides(DsConn *pConn, DsSides *p);
+int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
+char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
+                             i64 nBytes, const char *zWhat);
 int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
 char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 

@@ -570,11 +570,12 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
     if( pJson==0 ){
       sqlite3_result_error_nomem(ctx);
     }else{
-      dsTextResult(ctx, pJson, 1);
+      dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON object of a "
+                   "right row" : "the JSON object of a left row");
     }
     return SQLITE_OK;
   }
-  dsTextResult(ctx, &pCur->text, 1);
+  dsTextResult(ctx, &pCur->text, 1, DS_FUNC, "the JSON array of a key");
   return SQLITE_OK;
 }
 

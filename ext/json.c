@@ -92,20 +92,63 @@ void dsTextFree(DsText *p){
   dsTextInit(p);
 }
 
-/* The text as the result of a function or column (copied, so the buffer
-** can be reused), with the JSON subtype when bJson. */
-void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson){
-  if( p->rc==SQLITE_TOOBIG ){
-    sqlite3_result_error_toobig(ctx);
-    return;
-  }
-  if( p->rc ){
+/* The longest text a function can return: SQLite's length limit, and no
+** more than a DsText holds. */
+i64 dsLengthLimit(sqlite3 *db){
+  i64 n = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+  return n < DS_TEXT_MAX ? n : DS_TEXT_MAX;
+}
+
+/* "zWhat would be longer than SQLite's length limit (nMax bytes)": how
+** every operator and function says that a value it makes is too long. */
+char *dsTooLongText(const char *zWhat, i64 nMax){
+  return sqlite3_mprintf("%s would be longer than SQLite's length limit "
+                         "(%lld bytes)", zWhat, nMax);
+}
+
+/* Fail with SQLITE_TOOBIG, naming the function and what it was making
+** (SQLite's own "string or blob too big" names neither). */
+static void dsResultTooLong(sqlite3_context *ctx, const char *zFunc,
+                            const char *zWhat){
+  i64 nMax = dsLengthLimit(sqlite3_context_db_handle(ctx));
+  char *zWhy = dsTooLongText(zWhat, nMax);
+  char *zMsg = zWhy ? sqlite3_mprintf("%s: %s", zFunc, zWhy) : 0;
+  if( zMsg ){
+    sqlite3_result_error(ctx, zMsg, -1);
+    sqlite3_result_error_code(ctx, SQLITE_TOOBIG);
+  }else{
     sqlite3_result_error_nomem(ctx);
+  }
+  sqlite3_free(zWhy);
+  sqlite3_free(zMsg);
+}
+
+/*
+** z, of n bytes, as the result of function zFunc (copied), with the JSON
+** subtype when bJson; zWhat names it in the message if it is too long.
+*/
+void dsResultText(sqlite3_context *ctx, const char *zFunc,
+                  const char *zWhat, const char *z, i64 n, int bJson){
+  if( n > dsLengthLimit(sqlite3_context_db_handle(ctx)) ){
+    dsResultTooLong(ctx, zFunc, zWhat);
     return;
   }
-  sqlite3_result_text64(ctx, p->n ? p->z : "", (sqlite3_uint64)p->n,
+  sqlite3_result_text64(ctx, n ? z : "", (sqlite3_uint64)n,
                         SQLITE_TRANSIENT, SQLITE_UTF8);
   if( bJson ) sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+}
+
+/* The text as the result of function zFunc (copied, so the buffer can be
+** reused), as dsResultText() returns it. */
+void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson,
+                  const char *zFunc, const char *zWhat){
+  if( p->rc==SQLITE_TOOBIG ){
+    dsResultTooLong(ctx, zFunc, zWhat);
+  }else if( p->rc ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    dsResultText(ctx, zFunc, zWhat, p->z, p->n, bJson);
+  }
 }
 
 /*************************************************************************

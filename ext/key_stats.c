@@ -627,7 +627,8 @@ static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
   }else{
     dsTextAppendAll(&out, "],\"exact\":true}");
   }
-  dsTextResult(ctx, &out, 1);
+  dsTextResult(ctx, &out, 1, "ds_key_stats",
+               "the JSON object of the statistics");
   dsTextFree(&out);
 }
 

@@ -12,7 +12,10 @@
 ** Input sizes come from the caller when known (the CREATE form keeps an
 ** estimate per table), else from sqlite_stat1, else from a count that
 ** reads at most as many rows of a view or query as would fit: beyond that
-** the exact size does not change the choice.
+** the exact size does not change the choice; and a view or query beside
+** a table small enough is not counted at all (dsIsSmallBesideQuery).
+** That counting (DsSides, dsCountSides) also serves ds_cross, whose
+** buffered side is chosen by the same rule.
 **
 ** ds_join_plan(left, right, left_key, right_key [, hint [, join_type]])
 ** returns one row describing the join without forming it:
@@ -46,15 +49,19 @@ static i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
        + 16 * (i64)nPay;
 }
 
-/* Rows of side s: the caller's figure, else an estimate capped at nCap
-** (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
-static int dsSideRows(DsConn *pConn, const DsJoinSpec *pSpec, int s,
-                      i64 nCap, i64 *pnRow, int *pbAtLeast){
-  *pbAtLeast = 0;
-  *pnRow = pSpec->anRowHint[s];
-  if( *pnRow>=0 ) return SQLITE_OK;
-  return dsInputEstimateRows(pConn->db, pSpec->apIn[s], nCap, pnRow,
-                             pbAtLeast);
+/* Rough bytes a row of side s costs in memory, before its keys are read. */
+static i64 dsSideRowCost(const DsSides *p, int s){
+  return dsRowCostEstimate(p->nKey, p->anPay[s], 0);
+}
+
+/* Rows of side s: the caller's figure, else an estimate capped at
+** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
+static int dsSideRows(DsConn *pConn, DsSides *p, int s){
+  p->abAtLeast[s] = 0;
+  p->anRow[s] = p->anRowHint[s];
+  if( p->anRow[s]>=0 ) return SQLITE_OK;
+  return dsInputEstimateRows(pConn->db, p->apIn[s], p->anCap[s],
+                             &p->anRow[s], &p->abAtLeast[s]);
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
@@ -126,37 +133,103 @@ char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
 
 /* Can side s's rows be had without running it: the caller's figure, or
 ** a table's (sqlite_stat1, or SQLite's count of a b-tree)? */
-static int dsSideCountIsCheap(const DsJoinSpec *pSpec, int s){
-  return pSpec->anRowHint[s]>=0 || pSpec->apIn[s]->bPlainScan;
+static int dsSideCountIsCheap(const DsSides *p, int s){
+  return p->anRowHint[s]>=0 || p->apIn[s]->bPlainScan;
 }
 
 /*
-** Is side s, of nRow rows (counted exactly), a table whose hash table
-** fits in a CPU cache and in half the budget, beside a view or query?
-** Then it is broadcast whatever the size of the other side, which the
-** join therefore does not count: counting a query runs it once more
-** before the join runs it, and in a join of a join of ... of such views
-** each level would run its input twice, 2^n runs in all.  What the
-** other's size could change is little: had it been the smaller, its
-** table would have been smaller than this small one.  *pnBytes gets the
-** table's estimated size.
+** Is side s, of p->anRow[s] rows (counted exactly), a table whose rows
+** fit in a CPU cache and in half the budget, beside a view or query?
+** Then it is the side built on (a join's hash table, a cross product's
+** buffer) whatever the size of the other side, which is therefore not
+** counted: counting a query runs it once more before the operator runs
+** it, and in a join of a join of ... of such views each level would run
+** its input twice, 2^n runs in all.  What the other's size could change
+** is little: had it been the smaller, its rows would have taken less
+** than this small table's.  *pnBytes gets the table's estimated size.
 */
-static int dsIsSmallBesideQuery(DsConn *pConn, const DsJoinSpec *pSpec,
-                                int s, i64 nRow, int bAtLeast, i64 *pnBytes){
-  *pnBytes = nRow * dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
-  return nRow>=0 && !bAtLeast && dsSideCountIsCheap(pSpec, s)
-      && !dsSideCountIsCheap(pSpec, 1-s)
+static int dsIsSmallBesideQuery(DsConn *pConn, const DsSides *p, int s,
+                                i64 *pnBytes){
+  i64 nRow = p->anRow[s];
+  *pnBytes = nRow * dsSideRowCost(p, s);
+  return nRow>=0 && !p->abAtLeast[s] && dsSideCountIsCheap(p, s)
+      && !dsSideCountIsCheap(p, 1-s)
       && *pnBytes<=DS_CACHE_BYTES && *pnBytes<=pConn->nMemLimit/2;
 }
 
 /*
-** Pick the strategy for OPTIMIZER_CHOOSES given each side's rows (-1 when
-** unknown) and key bytes per row (0 when unknown); explain in *pzReason.
+** The side that is a table small enough beside a view or query
+** (dsIsSmallBesideQuery), or -1.  *pnBytes gets its estimated size.
+** The join and the cross product build on that side by this one rule.
+*/
+int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes){
+  int s;
+  for(s=0; s<2; s++){
+    if( dsIsSmallBesideQuery(pConn, p, s, pnBytes) ) return s;
+  }
+  *pnBytes = -1;
+  return -1;
+}
+
+/*
+** "the right input has 300 rows and its hash table (about 15000 bytes)
+** fits in a CPU cache (...) and in half of memory_limit (...)", zWhat
+** naming what is built of side s; for the reason of the choice above.
+*/
+char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
+                             i64 nBytes, const char *zWhat){
+  return sqlite3_mprintf("the %s input has %lld row%s and its %s (about "
+      "%lld bytes) fits in a CPU cache (%lld bytes) and in half of "
+      "memory_limit (%lld bytes)", azSide[s], p->anRow[s],
+      p->anRow[s]==1 ? "" : "s", zWhat, nBytes, DS_CACHE_BYTES,
+      pConn->nMemLimit);
+}
+
+/*
+** Find out the rows of both sides, as far as the choice needs them: the
+** side that is cheap to count first, and the other not at all when the
+** first is small enough beside it (dsIsSmallBesideQuery).
+*/
+int dsCountSides(DsConn *pConn, DsSides *p){
+  int sFirst = !dsSideCountIsCheap(p, 0) && dsSideCountIsCheap(p, 1);
+  int i, rc = SQLITE_OK;
+  i64 nBytes;
+  p->anRow[0] = p->anRow[1] = -1;
+  p->abAtLeast[0] = p->abAtLeast[1] = 0;
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    if( i==1 && dsSmallBesideQuery(pConn, p, &nBytes)>=0 ) break;
+    rc = dsSideRows(pConn, p, i ? 1-sFirst : sFirst);
+  }
+  return rc;
+}
+
+/* What the choice of a join's strategy knows of its sides before it
+** counts: a count of a view or query stops at the rows whose table would
+** fill half the budget, beyond which the exact size changes nothing. */
+static void dsJoinSides(DsConn *pConn, const DsJoinSpec *pSpec,
+                        DsSides *p){
+  int s;
+  memset(p, 0, sizeof(*p));
+  p->nKey = pSpec->nKey;
+  for(s=0; s<2; s++){
+    p->apIn[s] = pSpec->apIn[s];
+    p->anRowHint[s] = pSpec->anRowHint[s];
+    p->anPay[s] = pSpec->anPay[s];
+    p->anCap[s] = pConn->nMemLimit / 2 / dsSideRowCost(p, s) + 1;
+    p->anRow[s] = -1;
+  }
+}
+
+/*
+** Pick the strategy for OPTIMIZER_CHOOSES given each side's rows (in
+** pSides, -1 when unknown) and key bytes per row (0 when unknown);
+** explain in *pzReason.
 */
 static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
-                             const i64 *anRow, const int *abAtLeast,
-                             const i64 *anKeyBytes, int *peStrategy,
-                             char **pzReason){
+                             const DsSides *pSides, const i64 *anKeyBytes,
+                             int *peStrategy, char **pzReason){
+  const i64 *anRow = pSides->anRow;
+  const int *abAtLeast = pSides->abAtLeast;
   i64 anCost[2];
   i64 nBytes, nOther;
   int bFits;              /* the smaller side's table fits in half the budget */
@@ -168,21 +241,17 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
                                 "sort-merge produces anyway");
     return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
   }
-  for(iSmall=0; iSmall<2; iSmall++){
-    if( dsIsSmallBesideQuery(pConn, pSpec, iSmall, anRow[iSmall],
-                             abAtLeast[iSmall], &nBytes) ){
-      *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND
-                           : DS_HINT_BROADCAST_FIRST;
-      *pzReason = sqlite3_mprintf(
-          "the %s input has %lld row%s and its hash table (about %lld bytes) "
-          "fits in a CPU cache (%lld bytes) and in half of memory_limit "
-          "(%lld bytes): broadcast it, whatever the size of the %s input, a "
-          "view or query, which the join does not count (a count would run "
-          "it once more)", azSide[iSmall], anRow[iSmall],
-          anRow[iSmall]==1 ? "" : "s", nBytes, DS_CACHE_BYTES,
-          pConn->nMemLimit, azSide[1-iSmall]);
-      return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
-    }
+  iSmall = dsSmallBesideQuery(pConn, pSides, &nBytes);
+  if( iSmall>=0 ){
+    char *zSmall = dsSmallBesideQueryText(pConn, pSides, iSmall, nBytes,
+                                          "hash table");
+    if( zSmall==0 ) return SQLITE_NOMEM;
+    *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
+    *pzReason = sqlite3_mprintf("%s: broadcast it, whatever the size of the "
+        "%s input, a view or query, which the join does not count (a count "
+        "would run it once more)", zSmall, azSide[1-iSmall]);
+    sqlite3_free(zSmall);
+    return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
   }
   anCost[0] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[0], anKeyBytes[0]);
   anCost[1] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[1], anKeyBytes[1]);
@@ -225,29 +294,15 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
 
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason){
-  i64 anRow[2] = {-1, -1};
-  int abAtLeast[2] = {0, 0};
+  DsSides sides;
   i64 anKeyBytes[2] = {0, 0};
-  int i, rc = SQLITE_OK;
+  dsJoinSides(pConn, pSpec, &sides);
   if( !pSpec->bWantOrder ){
-    /* The side that is cheap to count first: when it is small enough
-    ** (dsIsSmallBesideQuery), the other's count would change nothing. */
-    int sFirst = !dsSideCountIsCheap(pSpec, 0) && dsSideCountIsCheap(pSpec, 1);
-    for(i=0; i<2 && rc==SQLITE_OK; i++){
-      int s = i ? 1-sFirst : sFirst;
-      i64 nCost = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s], 0);
-      i64 nCap = pConn->nMemLimit / 2 / nCost + 1;
-      i64 nBytes;
-      if( i==1 && dsIsSmallBesideQuery(pConn, pSpec, 1-s, anRow[1-s],
-                                       abAtLeast[1-s], &nBytes) ){
-        break;
-      }
-      rc = dsSideRows(pConn, pSpec, s, nCap, &anRow[s], &abAtLeast[s]);
-    }
+    int rc = dsCountSides(pConn, &sides);
     if( rc!=SQLITE_OK ) return rc;
   }
-  return dsChooseFromSizes(pConn, pSpec, anRow, abAtLeast, anKeyBytes,
-                           peStrategy, pzReason);
+  return dsChooseFromSizes(pConn, pSpec, &sides, anKeyBytes, peStrategy,
+                           pzReason);
 }
 
 /*************************************************************************
@@ -550,7 +605,6 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
   DsOp op;
   DsPlanCount count;
   i64 anKeyBytes[2];
-  int abAtLeast[2] = {0, 0};
   char *zHow = 0;
   int s, rc = SQLITE_OK;
   i64 nNeed;
@@ -582,7 +636,10 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     }
     pCur->eStrategy = pSpec->eHint;
     if( pSpec->eHint==DS_HINT_OPTIMIZER ){
-      rc = dsChooseFromSizes(pConn, pSpec, pCur->anRow, abAtLeast, anKeyBytes,
+      DsSides sides;
+      dsJoinSides(pConn, pSpec, &sides);
+      for(s=0; s<2; s++) sides.anRow[s] = pCur->anRow[s];
+      rc = dsChooseFromSizes(pConn, pSpec, &sides, anKeyBytes,
                              &pCur->eStrategy, &zHow);
     }else{
       zHow = sqlite3_mprintf("as hinted");
@@ -700,12 +757,13 @@ static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case PCOL_RIGHT_ROWS: sqlite3_result_int64(ctx, pCur->anRow[1]); break;
     case PCOL_OUTPUT:     sqlite3_result_int64(ctx, pCur->nOutput); break;
     case PCOL_TOP_KEYS:
-      sqlite3_result_text(ctx, pCur->zTopKeys, -1, SQLITE_TRANSIENT);
-      sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+      dsResultText(ctx, DS_FUNC_PLAN, "top_keys", pCur->zTopKeys,
+                   (i64)strlen(pCur->zTopKeys), 1);
       break;
     case PCOL_MEMORY:     sqlite3_result_int64(ctx, pCur->nMemory); break;
     case PCOL_REASON:
-      sqlite3_result_text(ctx, pCur->zReason, -1, SQLITE_TRANSIENT);
+      dsResultText(ctx, DS_FUNC_PLAN, "the reason", pCur->zReason,
+                   (i64)strlen(pCur->zReason), 0);
       break;
     default: {
       sqlite3_value *pArg = pCur->apArg[iCol - PCOL_ARG0];

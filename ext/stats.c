@@ -107,8 +107,8 @@ static void dsLastStatsFunc(sqlite3_context *ctx, int argc,
   (void)argc;
   (void)argv;
   if( pConn->zLastStats ){
-    sqlite3_result_text(ctx, pConn->zLastStats, -1, SQLITE_TRANSIENT);
-    sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
+    dsResultText(ctx, "ds_last_stats", "the JSON object of the statistics",
+                 pConn->zLastStats, (i64)strlen(pConn->zLastStats), 1);
   }
 }
 

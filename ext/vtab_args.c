@@ -16,7 +16,10 @@
 ** is removed: left='SELECT ...' is a query, left="odd name" (identifier
 ** quotes kept) names the table "odd name".  A query must be quoted, as
 ** an unquoted one would be cut at its first comma by SQLite's argument
-** splitting: one that is not is refused with a message saying so.
+** splitting: one that is not is refused with a message saying so.  That
+** splitting also hands two arguments written without a comma between
+** them over as one, "left=a right=b": a value that holds white space and
+** then name= outside quotes is refused as such, not read as a name.
 **
 ** CREATE or reconnect.  A module usable both as a table-valued function
 ** and with CREATE VIRTUAL TABLE must have xCreate == xConnect, so SQLite
@@ -101,13 +104,53 @@ static char *dsVtabTrim(const char *z, int n){
 }
 
 /*
-** The value of one argument: zRaw with one level of single quotes removed
-** when the quotes enclose all of it.  *pzOut gets the value; SQLITE_ERROR
-** with *pzErr set for an empty value or an unquoted query.
+** The name=value after white space in unquoted value z, as in "users
+** right=orders": SQLite hands over two arguments written without the
+** comma between them as one.  Blanks that no name= follows (main . users,
+** an unquoted name with a blank) do not make one.  *pn gets the length
+** of the name as written; NULL if there is none, with *pn -1 if memory
+** ran out.
 */
-static int dsVtabArgValue(const DsVtabArgSpec *pSpec, const char *zName,
-                          const char *zRaw, char **pzOut, char **pzErr){
+static const char *dsVtabValueHoldsArg(const char *z, int *pn){
+  int i = 0;
+  *pn = 0;
+  while( z[i] ){
+    int nQ = dsQuotedLength(z + i);
+    if( nQ ){
+      i += nQ;
+    }else if( isspace((unsigned char)z[i]) ){
+      const char *zName = dsSkipSpace(z + i);
+      char *zIgnored = 0;
+      int n = dsParseIdent(zName, &zIgnored);
+      sqlite3_free(zIgnored);
+      if( n<0 ){
+        *pn = -1;
+        return 0;
+      }
+      if( n>0 && *dsSkipSpace(zName + n)=='=' ){
+        *pn = n;
+        return zName;
+      }
+      i = (int)(zName - z) + n;
+    }else{
+      i++;
+    }
+  }
+  return 0;
+}
+
+/*
+** The value of argument zArg (as SQLite gave it), named zName: zRaw with
+** one level of single quotes removed when the quotes enclose all of it.
+** *pzOut gets the value; SQLITE_ERROR with *pzErr set for an empty value,
+** an unquoted query, or a value that holds the next argument.
+*/
+static int dsVtabArgValue(const DsVtabArgSpec *pSpec, const char *zArg,
+                          const char *zName, const char *zRaw,
+                          char **pzOut, char **pzErr){
   int n = (int)strlen(zRaw);
+  const char *zNext;
+  int nNext;
   *pzOut = 0;
   if( n==0 ){
     *pzErr = sqlite3_mprintf("%s: argument %s has no value; write %s=...",
@@ -120,6 +163,24 @@ static int dsVtabArgValue(const DsVtabArgSpec *pSpec, const char *zName,
   if( dsIsQuery(zRaw) ){
     *pzErr = sqlite3_mprintf("%s: the query given as %s must be quoted: "
                              "%s='SELECT ...'", pSpec->zFunc, zName, zName);
+    return SQLITE_ERROR;
+  }
+  zNext = dsVtabValueHoldsArg(zRaw, &nNext);
+  if( nNext<0 ) return SQLITE_NOMEM;
+  if( zNext ){
+    /* zRaw, so zNext too, ends as the argument does: the text before
+    ** zNext's copy in it, with a comma, is what was meant. */
+    char *zText = dsVtabTrim(zArg, (int)strlen(zArg));
+    char *zFirst = zText ? dsVtabTrim(zText,
+        (int)(strlen(zText) - strlen(zNext))) : 0;
+    char *zMsg = zFirst ? sqlite3_mprintf("%s: argument '%s' has a space "
+        "in its value before %.*s=: arguments are separated by commas (%s, "
+        "%s), and a value that holds spaces must be quoted ('...')",
+        pSpec->zFunc, zText, nNext, zNext, zFirst, zNext) : 0;
+    sqlite3_free(zText);
+    sqlite3_free(zFirst);
+    if( zMsg==0 ) return SQLITE_NOMEM;
+    *pzErr = zMsg;
     return SQLITE_ERROR;
   }
   *pzOut = sqlite3_mprintf("%s", zRaw);
@@ -172,8 +233,8 @@ static int dsVtabArgParseOne(const DsVtabArgSpec *pSpec, const char *zArg,
     sqlite3_free(zRaw);
     return SQLITE_OK;
   }
-  rc = dsVtabArgValue(pSpec, pSpec->azName[iArg], zRaw, &azValue[iArg],
-                      pzErr);
+  rc = dsVtabArgValue(pSpec, zArg, pSpec->azName[iArg], zRaw,
+                      &azValue[iArg], pzErr);
   sqlite3_free(zRaw);
   return rc;
 }

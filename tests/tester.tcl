@@ -141,6 +141,32 @@ proc test_tmpdir {} {
   return $::tester::tmpdir
 }
 
+# Run $script in the sqlite3 shell (SQLITE3, default sqlite3) on a new
+# in-memory database, after loading the extension; return what it prints,
+# each "Runtime error near line N: " made "Error: ".  For what only the
+# shell can set, such as SQLite's length limit (.limit length N): Tcl's
+# interface has no way to set it.
+proc shell_run {script} {
+  set shell sqlite3
+  if {[info exists ::env(SQLITE3)] && $::env(SQLITE3) ne ""} {
+    set shell $::env(SQLITE3)
+  }
+  set f [file join [test_tmpdir] shell_run.sql]
+  set fd [open $f w]
+  puts $fd ".load '[ds_ext_path]'"
+  puts $fd $script
+  close $fd
+  catch {exec $shell -batch :memory: < $f 2>@1} out
+  set lines {}
+  foreach line [split $out \n] {
+    set line [string trim $line]
+    if {$line eq "child process exited abnormally"} continue
+    regsub {^Runtime error near line \d+: } $line {Error: } line
+    lappend lines $line
+  }
+  return [join $lines \n]
+}
+
 # Close `db` (if open) and open it again on a new, empty database file.
 proc reset_db {} {
   catch {db close}
