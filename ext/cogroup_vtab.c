@@ -133,8 +133,18 @@ static int dsCoGroupConnectFunction(sqlite3 *db, DsConn *pConn,
 static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
                             char **pzErr){
   const DsInput *pLeft = pTab->typed.apIn[0];
-  sqlite3_str *pSql = sqlite3_str_new(0);
+  sqlite3_str *pSql;
+  char *zFrom = sqlite3_mprintf("%d key columns, then left, right, "
+                                "left_count and right_count", pTab->nKey);
+  int rc = zFrom ? SQLITE_OK : SQLITE_NOMEM;
   int k;
+  if( rc==SQLITE_OK ){
+    rc = dsVtabCheckWidth(db, DS_FUNC, pTab->typed.zName, pTab->nKey + 4,
+                          zFrom, "name fewer key columns", pzErr);
+  }
+  sqlite3_free(zFrom);
+  if( rc!=SQLITE_OK ) return rc;
+  pSql = sqlite3_str_new(0);
   for(k=0; k<pTab->nKey; k++){
     int iCol = pTab->aaiKey[0][k];
     dsVtabSchemaColumn(pSql, pLeft->azCol[iCol], pLeft->azDecl[iCol]);

@@ -957,6 +957,9 @@ void dsVtabTypedClear(DsVtabTyped *p);
 char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
                         const char *zDecl);
+int dsVtabCheckWidth(sqlite3 *db, const char *zFunc, const char *zTab,
+                     int nCol, const char *zFrom, const char *zFix,
+                     char **pzErr);
 int dsVtabDeclare(sqlite3 *db, const char *zFunc, const char *zTab,
                   sqlite3_str *pSql, char **pzErr);
 int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,

@@ -39,7 +39,9 @@
 ** whose result repeats a name (a query's `a.id, b.id`) are read correctly,
 ** and SQLite's flattener reduces this to reading just those columns.  The
 ** rows come out in batches, through a function in a WHERE clause around
-** that query (see "Readers" below), not one sqlite3_step() per row.
+** that query (see "Readers" below), not one sqlite3_step() per row;
+** except for a reader of more columns than a function takes arguments,
+** which steps its query row by row (the wide path).
 */
 #include "dataset_int.h"
 
@@ -881,6 +883,23 @@ int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
 ** ds_input_row() that costs a second call and a second decode of the key,
 ** so the form is taken only when a sample of the input's first keys shows
 ** that the filter turns away more than half of them (dsReaderKeysFirst).
+**
+** A function takes at most SQLITE_LIMIT_FUNCTION_ARG arguments (127 in
+** Debian's SQLite, fewer if the application lowers the limit at run
+** time), while an input may have SQLITE_MAX_COLUMN (2000).  A reader of more
+** columns than ds_input_row() could take reads a plain
+**
+**     WITH "ds:input"(c0, c1, ...) AS (
+**     <body>
+**     ) SELECT cK1, ..., cPN FROM "ds:input"
+**
+** instead, one sqlite3_step() per row, and makes each row from the
+** statement's sqlite3_column_value()s with the same dsRowFromValues().
+** That wide path is slower per row (a step, and a column fetch per
+** value, rather than one call of the function), which matters little
+** beside the hundred values and more each of its rows carries; narrow
+** inputs take it only where the application lowered the limit.  The
+** choice is made once per reader, so ds_input_row() does no more work.
 */
 typedef struct DsReader DsReader;
 struct DsReader {
@@ -890,6 +909,8 @@ struct DsReader {
   int nKeyCol;            /* of which keys */
   const char *zFunc;
   DsValue *aVal;          /* scratch for one row's values */
+  sqlite3_value **apCol;  /* the wide path's row, as the statement has it */
+  int *aiRowCol;          /* value i of its row: the statement's column */
   int bEof;               /* the statement has run to its end */
   /* The batch being read, while sqlite3_step() runs. */
   DsArena *pArena;        /* rows go here */
@@ -1042,6 +1063,33 @@ static int dsStepInput(sqlite3_stmt *pStmt){
   return rc;
 }
 
+/*
+** Refuse to step p's statement once inputs are nested too deep: p ends,
+** with a message that reaches the query.  SQLITE_OK if it may be stepped.
+*/
+static int dsReaderRefuseNesting(DsReader *p){
+  if( !dsNestingTooDeep() ) return SQLITE_OK;
+  p->bEof = 1;
+  sqlite3_free(p->base.zErr);
+  p->base.zErr = sqlite3_mprintf("%s: datasets are nested more than %d "
+      "deep (does a view read itself through a dataset argument?)",
+      p->zFunc, DS_MAX_NESTING);
+  return p->base.zErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* p's statement stopped with rc, not SQLITE_ROW: the end of the input
+** (SQLITE_OK) or an error, whose message p keeps. */
+static int dsReaderStopped(DsReader *p, int rc){
+  p->bEof = 1;
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc!=SQLITE_NOMEM ){
+    sqlite3 *db = sqlite3_db_handle(p->pStmt);
+    sqlite3_free(p->base.zErr);
+    p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
 /* Up to nMax rows (fewer once pArena holds nMaxByte bytes); *pnRow 0 at
 ** the end. */
 static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
@@ -1058,33 +1106,72 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   p->nMaxByte = nMaxByte;
   p->pFilter = p->bKeysFirst ? 0 : pFilter;
   p->pKeyFilter = pFilter;
-  if( dsNestingTooDeep() ){
-    p->bEof = 1;
-    sqlite3_free(p->base.zErr);
-    p->base.zErr = sqlite3_mprintf("%s: datasets are nested more than %d "
-        "deep (does a view read itself through a dataset argument?)",
-        p->zFunc, DS_MAX_NESTING);
-    return p->base.zErr ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
+  rc = dsReaderRefuseNesting(p);
+  if( rc!=SQLITE_OK ) return rc;
   rc = dsStepInput(p->pStmt);
   *pnRow = p->nOut;
   p->pArena = 0;
   p->aOut = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
-  p->bEof = 1;
-  if( rc==SQLITE_DONE ) return SQLITE_OK;
-  *pnRow = 0;
-  if( rc!=SQLITE_NOMEM ){
-    sqlite3_free(p->base.zErr);
-    p->base.zErr = sqlite3_mprintf("%s",
-                                   sqlite3_errmsg(sqlite3_db_handle(p->pStmt)));
-  }
+  rc = dsReaderStopped(p, rc);
+  if( rc!=SQLITE_OK ) *pnRow = 0;
   return rc;
+}
+
+/*
+** The wide path's xBatch: the same batch as dsReaderBatch() gives, made
+** one sqlite3_step() per row.  A row too big for a DsRow fails as
+** ds_input_row() fails it, with SQLite's "string or blob too big".
+*/
+static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
+                             int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                             int *pnRow){
+  DsReader *p = (DsReader *)pSrc;
+  int n = 0;
+  int rc;
+  *pnRow = 0;
+  if( p->bEof ) return SQLITE_OK;
+  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+    DsRow *pRow;
+    int i;
+    rc = dsReaderRefuseNesting(p);
+    if( rc!=SQLITE_OK ) return rc;
+    rc = dsStepInput(p->pStmt);
+    if( rc!=SQLITE_ROW ){
+      rc = dsReaderStopped(p, rc);
+      if( rc==SQLITE_OK ) *pnRow = n;   /* the last rows of the input */
+      return rc;
+    }
+    for(i=0; i<p->nCol; i++){
+      p->apCol[i] = sqlite3_column_value(p->pStmt, p->aiRowCol[i]);
+    }
+    p->base.nRow++;
+    rc = dsRowFromValues(pArena, p->apCol, p->nCol, p->nKeyCol, p->aVal,
+                         pFilter, &pRow);
+    if( rc!=SQLITE_OK ){
+      p->bEof = 1;
+      if( rc==SQLITE_NOMEM ) return rc;
+      sqlite3_free(p->base.zErr);
+      p->base.zErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+      return p->base.zErr ? rc : SQLITE_NOMEM;
+    }
+    if( pRow ) aRow[n++] = pRow;
+  }
+  *pnRow = n;
+  return SQLITE_OK;
 }
 
 static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
   int n;
   int rc = dsReaderBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  return n ? SQLITE_ROW : SQLITE_DONE;
+}
+
+static int dsReaderWideNext(DsSource *pSrc, DsArena *pArena,
+                            DsRow **ppRow){
+  int n;
+  int rc = dsReaderWideBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
   if( rc!=SQLITE_OK ) return rc;
   return n ? SQLITE_ROW : SQLITE_DONE;
 }
@@ -1097,6 +1184,8 @@ static void dsReaderClose(DsSource *pSrc){
     sqlite3_free(p->aVal);
     sqlite3_free(p->zKeysFirst);
     sqlite3_free(p->zKeySample);
+    sqlite3_free(p->apCol);
+    sqlite3_free(p->aiRowCol);
     sqlite3_free(p);
   }
 }
@@ -1168,6 +1257,18 @@ static int dsReaderColumn(int i, int nKey, const int *aiKey,
 #define DS_READ_KEYS_FIRST 1    /* ds_input_key() first: plain scans only */
 #define DS_READ_KEY_SAMPLE 2    /* the first keys alone: plain scans only */
 
+/* The start every reader's SQL shares: the CTE that renames the body's
+** columns by position, then SELECT. */
+static void dsReaderCteSql(sqlite3_str *pSql, const DsInput *pIn,
+                           const char *zCte){
+  int i;
+  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
+  for(i=0; i<pIn->nCol; i++){
+    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
+  }
+  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+}
+
 /*
 ** The SQL of a reader (see above), in form eForm.  An input that is a
 ** plain scan of one table (dsBodyIsPlainScan) is read directly, with
@@ -1182,11 +1283,7 @@ static void dsReaderSql(sqlite3_str *pSql, const DsInput *pIn,
   int n = nKey + nPay;
   int i;
   if( !pIn->bPlainScan ) sqlite3_str_appendall(pSql, "SELECT 0 FROM (\n");
-  sqlite3_str_appendf(pSql, "WITH \"%w\"(", zCte);
-  for(i=0; i<pIn->nCol; i++){
-    sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", i);
-  }
-  sqlite3_str_appendf(pSql, ") AS (\n%s\n) SELECT ", pIn->zBody);
+  dsReaderCteSql(pSql, pIn, zCte);
   if( eForm==DS_READ_KEY_SAMPLE ){
     for(i=0; i<nKey; i++){
       sqlite3_str_appendf(pSql, "%sc%d", i ? "," : "", aiKey[i]);
@@ -1301,6 +1398,76 @@ static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
 }
 
 /*
+** The SQL of the wide path (see above): the row's columns, stepped one
+** row at a time.  A key may name a column twice ('k,k'), and an input of
+** 2000 columns read with one of them twice would be more columns than a
+** statement may have: so each column is selected once, and aiRowCol[i]
+** gets the statement's column that holds value i of a row.
+*/
+static void dsReaderWideSql(sqlite3_str *pSql, const DsInput *pIn,
+                            const char *zCte, int nKey, const int *aiKey,
+                            int nPay, const int *aiPay, int *aiRowCol){
+  int n = nKey + nPay;
+  int nSelect = 0;
+  int i, j;
+  dsReaderCteSql(pSql, pIn, zCte);
+  for(i=0; i<n; i++){
+    int iCol = dsReaderColumn(i, nKey, aiKey, aiPay);
+    for(j=0; j<i && j<nKey && aiKey[j]!=iCol; j++){}
+    if( j<i && j<nKey ){
+      aiRowCol[i] = aiRowCol[j];
+    }else{
+      sqlite3_str_appendf(pSql, "%sc%d", nSelect ? "," : "", iCol);
+      aiRowCol[i] = nSelect++;
+    }
+  }
+  if( nSelect==0 ) sqlite3_str_appendall(pSql, "0");
+  sqlite3_str_appendf(pSql, " FROM \"%w\"", zCte);
+}
+
+/* Would ds_input_row() need more arguments (the reader and n values)
+** than db's functions may take now?  Then the reader takes the wide
+** path.  The limit is read each time: an application may lower it. */
+static int dsReaderIsWide(sqlite3 *db, int n){
+  return n + 1 > sqlite3_limit(db, SQLITE_LIMIT_FUNCTION_ARG, -1);
+}
+
+/*
+** The SQL of reader p: the wide path's if p->aiRowCol is set for it.  A
+** plain scan read through ds_input_row() also gets the SQL of its keys
+** first form and of its sample of keys (p->zKeysFirst, p->zKeySample),
+** and the means to switch (xKeysFirst).  NULL if memory ran out.
+*/
+static char *dsReaderMakeSql(DsReader *p, sqlite3 *db, const DsInput *pIn,
+                             int nKey, const int *aiKey, int nPay,
+                             const int *aiPay){
+  char *zCte = dsReaderCteName(pIn->zBody);
+  char *zSql;
+  if( zCte==0 ) return 0;
+  if( p->aiRowCol ){
+    sqlite3_str *pSql = sqlite3_str_new(db);
+    dsReaderWideSql(pSql, pIn, zCte, nKey, aiKey, nPay, aiPay, p->aiRowCol);
+    zSql = sqlite3_str_finish(pSql);
+  }else{
+    zSql = dsReaderSqlText(db, pIn, zCte, DS_READ_ROWS, nKey, aiKey, nPay,
+                           aiPay);
+    if( zSql && pIn->bPlainScan && nKey>0 ){
+      p->base.xKeysFirst = dsReaderKeysFirst;
+      p->zKeysFirst = dsReaderSqlText(db, pIn, zCte, DS_READ_KEYS_FIRST,
+                                      nKey, aiKey, nPay, aiPay);
+      p->zKeySample = dsReaderSqlText(db, pIn, zCte, DS_READ_KEY_SAMPLE,
+                                      nKey, aiKey, nPay, aiPay);
+      if( p->zKeysFirst==0 || p->zKeySample==0 ){
+        sqlite3_free(zSql);
+        zSql = 0;
+      }
+    }
+  }
+  sqlite3_free(zCte);
+  return zSql;
+}
+
+/*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
 ** by the columns aiPay[].
 */
@@ -1308,44 +1475,36 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr){
   DsReader *p;
-  char *zSql;
-  char *zCte = dsReaderCteName(pIn->zBody);
+  char *zSql = 0;
+  int bWide = dsReaderIsWide(pConn->db, nKey + nPay);
+  size_t nSlot;
   int rc;
   *ppSrc = 0;
-  if( zCte==0 ) return SQLITE_NOMEM;
   p = sqlite3_malloc64(sizeof(DsReader));
-  if( p==0 ){
-    sqlite3_free(zCte);
-    return SQLITE_NOMEM;
-  }
+  if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->base.xNext = dsReaderNext;
-  p->base.xBatch = dsReaderBatch;
+  p->base.xNext = bWide ? dsReaderWideNext : dsReaderNext;
+  p->base.xBatch = bWide ? dsReaderWideBatch : dsReaderBatch;
   p->base.xClose = dsReaderClose;
   p->nCol = nKey + nPay;
   p->nKeyCol = nKey;
   p->zFunc = zFunc;
-  p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(p->nCol + 1));
-  zSql = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_ROWS, nKey, aiKey,
-                         nPay, aiPay);
-  if( pIn->bPlainScan && nKey>0 ){
-    /* A plain scan read through a filter may read keys first. */
-    p->base.xKeysFirst = dsReaderKeysFirst;
-    p->zKeysFirst = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_KEYS_FIRST,
-                                    nKey, aiKey, nPay, aiPay);
-    p->zKeySample = dsReaderSqlText(pConn->db, pIn, zCte, DS_READ_KEY_SAMPLE,
-                                    nKey, aiKey, nPay, aiPay);
+  nSlot = (size_t)(p->nCol + 1);
+  p->aVal = sqlite3_malloc64(sizeof(DsValue) * nSlot);
+  if( bWide ){
+    p->apCol = sqlite3_malloc64(sizeof(sqlite3_value *) * nSlot);
+    p->aiRowCol = sqlite3_malloc64(sizeof(int) * nSlot);
   }
-  sqlite3_free(zCte);
-  if( p->aVal==0 || zSql==0 || (p->base.xKeysFirst
-                                && (p->zKeysFirst==0 || p->zKeySample==0)) ){
-    sqlite3_free(zSql);
+  if( p->aVal && (!bWide || (p->apCol && p->aiRowCol)) ){
+    zSql = dsReaderMakeSql(p, pConn->db, pIn, nKey, aiKey, nPay, aiPay);
+  }
+  if( zSql==0 ){
     dsReaderClose(&p->base);
     return SQLITE_NOMEM;
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
   sqlite3_free(zSql);
-  if( rc==SQLITE_OK ){
+  if( rc==SQLITE_OK && !bWide ){
     rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
   }
   if( rc!=SQLITE_OK ){

@@ -478,11 +478,39 @@ int dsVtabDeclare(sqlite3 *db, const char *zFunc, const char *zTab,
   return rc;
 }
 
+/*
+** Can table zTab have nCol columns?  SQLite refuses a table of more than
+** SQLITE_LIMIT_COLUMN (2000 in Debian's SQLite) with just "too many
+** columns on x"; so when it would, *pzErr says how many and where from
+** (zFrom), names the limit and says what would do (zFix).
+*/
+int dsVtabCheckWidth(sqlite3 *db, const char *zFunc, const char *zTab,
+                     int nCol, const char *zFrom, const char *zFix,
+                     char **pzErr){
+  int nMax = sqlite3_limit(db, SQLITE_LIMIT_COLUMN, -1);
+  if( nCol<=nMax ) return SQLITE_OK;
+  *pzErr = sqlite3_mprintf("%s: table %s would have %d columns (%s), more "
+      "than SQLite's limit of %d columns in a table (SQLITE_LIMIT_COLUMN); "
+      "%s", zFunc, zTab, nCol, zFrom, nMax, zFix);
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
 /* Declare the typed columns of two inputs, left then right. */
 int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
                       DsInput *const apIn[2], char **pzErr){
-  sqlite3_str *pSql = sqlite3_str_new(0);
+  sqlite3_str *pSql;
   int iSide, i;
+  char *zFrom = sqlite3_mprintf("%d of the left dataset and %d of the "
+      "right", apIn[0]->nCol, apIn[1]->nCol);
+  int rc = zFrom ? SQLITE_OK : SQLITE_NOMEM;
+  if( rc==SQLITE_OK ){
+    rc = dsVtabCheckWidth(db, zFunc, zTab, apIn[0]->nCol + apIn[1]->nCol,
+                          zFrom, "give an input as a query that selects "
+                          "fewer of its columns", pzErr);
+  }
+  sqlite3_free(zFrom);
+  if( rc!=SQLITE_OK ) return rc;
+  pSql = sqlite3_str_new(0);
   for(iSide=0; iSide<2; iSide++){
     for(i=0; i<apIn[iSide]->nCol; i++){
       char *zName = dsVtabPairName(apIn, iSide, i);
