@@ -43,6 +43,18 @@ typedef unsigned int u32;
 typedef unsigned short u16;
 typedef unsigned char u8;
 
+/*
+** The function of a per-row loop, with every call inside it inlined where
+** the compiler can (GCC, Clang), as link-time optimization does anyway
+** for a function called from one place only: the row maker, called by
+** two readers, would otherwise stay a call on the path of every row.
+*/
+#if defined(__GNUC__)
+# define DS_FLATTEN __attribute__((flatten))
+#else
+# define DS_FLATTEN
+#endif
+
 /* Rows are read from inputs and handed on in batches of this many. */
 #define DS_BATCH 1024
 

@@ -962,8 +962,8 @@ static void dsReaderMisuse(sqlite3_context *ctx, const char *zName){
 ** ds_input_row(READER, value, ...): add one row to the reader's batch;
 ** true when the batch is full, else NULL.
 */
-static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
-                            sqlite3_value **argv){
+DS_FLATTEN static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
+                                       sqlite3_value **argv){
   DsReader *p = dsReaderOfCall(ctx, argv);
   DsRow *pRow;
   int rc;
