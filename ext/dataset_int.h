@@ -153,7 +153,7 @@ struct DsArena {
 void dsArenaInit(DsArena *p, DsMem *pMem);
 void *dsArenaGrow(DsArena *p, i64 n);
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
-int dsArenaWouldExceed(const DsArena *p, i64 n);
+int dsArenaWouldExceed(const DsArena *p, i64 n, i64 nReserve);
 void dsArenaUndo(DsArena *p, void *pLast);
 
 /* n bytes aligned to 8, valid until the arena is reset or cleared; NULL
@@ -222,6 +222,8 @@ struct DsRow {
 #define DS_ROW_HDR   (offsetof(DsRow, aData) - offsetof(DsRow, hash))
 #define DS_ROW_IMAGE(p) ((u8 *)&(p)->hash)
 #define DS_ROW_SIZE(nData) (offsetof(DsRow, aData) + (size_t)(nData))
+
+i64 dsRowRoom(const DsMem *pMem, u32 nData);
 
 typedef struct DsValue DsValue;
 struct DsValue {
@@ -852,6 +854,7 @@ int dsSpillWrite(DsSpill *p, const DsRow *pRow);
 int dsSpillRewind(DsSpill *p);
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 void dsSpillClose(DsSpill *p);
+i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
@@ -873,6 +876,10 @@ struct DsRowBuf {
   DsSpill *pFile;         /* rows appended once memory ran out */
   i64 nMemMax;            /* bytes of rows to hold in memory at most;
                           ** 0: as many as the budget allows */
+  i64 nReserve;           /* bytes of the budget a row kept in memory
+                          ** must leave free */
+  int bHoldFirst;         /* keep the first row in memory regardless */
+  i64 nFileWidest;        /* the widest row in pFile (dsRowRoom()) */
   i64 nRow;               /* all rows */
   DsRow *pCur;            /* next row in memory to read */
   int bReadFile;
@@ -894,6 +901,7 @@ struct DsBlockCross {
   DsArena blockArena;     /* the rows of the current block */
   DsRow **aBlock;
   int nBlock, nAlloc, iBlock;
+  u32 nBlockWidest;       /* nData of the widest row of the block */
   int bOuterDone;
   DsArena innerArena;     /* the current inner row, when read from a file */
   DsRow *pInnerRow;
@@ -918,6 +926,7 @@ void dsBlockCrossFree(DsBlockCross *p);
 typedef struct DsSorter DsSorter;
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
+i64 dsSorterWidest(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
 
 /*************************************************************************

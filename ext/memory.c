@@ -65,28 +65,52 @@ int dsMemOverBudget(const DsMem *pMem){
 
 /* The first chunk: 4 KiB, or 1/256 of a small budget (an operator may
 ** keep dozens of arenas, one per partition), but not under 256 bytes. */
-static i64 dsArenaFirstChunk(const DsArena *p){
-  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
+static i64 dsFirstChunk(const DsConn *pConn){
   i64 n = pConn ? pConn->nMemLimit / 256 : DS_CHUNK_MIN;
   if( n > DS_CHUNK_MIN ) n = DS_CHUNK_MIN;
   if( n < 256 ) n = 256;
   return n;
 }
 
+static const DsConn *dsArenaConn(const DsArena *p){
+  return p->pMem ? p->pMem->pConn : 0;
+}
+
 void dsArenaInit(DsArena *p, DsMem *pMem){
   memset(p, 0, sizeof(*p));
   p->pMem = pMem;
-  p->nNext = dsArenaFirstChunk(p);
+  p->nNext = dsFirstChunk(dsArenaConn(p));
 }
 
 /* Chunks stop growing at 1/16 of the budget, so that an arena that is
 ** reset keeps little and a small budget is not eaten by one chunk. */
-static i64 dsArenaChunkCap(const DsArena *p){
-  const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
-  return pConn ? pConn->nMemLimit / 16 : DS_CHUNK_MAX;
+static int dsChunkMayDouble(const DsConn *pConn, i64 nChunk){
+  return nChunk < DS_CHUNK_MAX
+      && nChunk < (pConn ? pConn->nMemLimit / 16 : DS_CHUNK_MAX);
 }
 
 #define DS_CHUNK_HDR ((i64)((sizeof(DsChunk) + 7) & ~(size_t)7))
+
+/*
+** The room a buffer makes in the budget for one row of nData bytes of
+** values: what an arena may take to hold it.  A row wider than a regular
+** chunk grows gets a chunk just its size; a narrower one may sit in a
+** regular chunk up to twice its size, as chunks double (under 1 MiB a
+** run reader holding one 33 KB row at a time held a 64 KiB chunk).  A
+** row wider than the whole budget counts 0: room cannot be made for it
+** (it is held once, past the limit), and counting it would shrink every
+** run, merge and block after it to nothing (a 5 MB row among small ones
+** under 1 MiB: sort.test 8.x).
+*/
+i64 dsRowRoom(const DsMem *pMem, u32 nData){
+  const DsConn *pConn = pMem->pConn;
+  i64 n = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + DS_CHUNK_HDR;
+  i64 nChunk = dsFirstChunk(pConn);
+  if( pConn && n > pConn->nMemLimit ) return 0;
+  while( dsChunkMayDouble(pConn, nChunk) ) nChunk *= 2;
+  if( n > nChunk ) return n;
+  return 2*n < nChunk ? 2*n : nChunk;
+}
 
 /* The size of the chunk that holds n more bytes (a multiple of 8): the
 ** regular size, or just big enough for a row that does not fit in one
@@ -95,13 +119,24 @@ static i64 dsArenaChunkFor(const DsArena *p, i64 n){
   return n > p->nNext - DS_CHUNK_HDR ? n + DS_CHUNK_HDR : p->nNext;
 }
 
-/* Start a new chunk able to hold at least n bytes (a multiple of 8) and
+/*
+** Start a new chunk able to hold at least n bytes (a multiple of 8) and
 ** allocate them from it: dsArenaAlloc() when the chunk is full.  NULL on
-** OOM. */
+** OOM.  A current chunk that holds nothing (kept by a reset, too small
+** for this row) is given back first: an arena that holds one row at a
+** time would hold two chunks for it.
+*/
 void *dsArenaGrow(DsArena *p, i64 n){
   i64 nChunk = dsArenaChunkFor(p, n);
   i64 nHdr = DS_CHUNK_HDR;
   DsChunk *pNew;
+  if( p->pChunk && p->pFree==(u8 *)p->pChunk + nHdr ){
+    DsChunk *pEmpty = p->pChunk;
+    p->pChunk = pEmpty->pPrev;
+    p->nByte -= pEmpty->nByte;
+    p->pFree = p->pEnd = 0;     /* no room left to allocate from, on OOM */
+    dsFree(p->pMem, pEmpty);
+  }
   pNew = dsMalloc(p->pMem, nChunk);
   if( pNew==0 ) return 0;
   pNew->pPrev = p->pChunk;
@@ -110,9 +145,7 @@ void *dsArenaGrow(DsArena *p, i64 n){
   p->nByte += nChunk;
   p->pFree = (u8 *)pNew + nHdr;
   p->pEnd = (u8 *)pNew + nChunk;
-  if( p->nNext < DS_CHUNK_MAX && p->nNext < dsArenaChunkCap(p) ){
-    p->nNext *= 2;
-  }
+  if( dsChunkMayDouble(dsArenaConn(p), p->nNext) ) p->nNext *= 2;
   p->pFree += n;
   return p->pFree - n;
 }
@@ -127,15 +160,16 @@ i64 dsArenaWouldAlloc(const DsArena *p, i64 n){
 }
 
 /*
-** Would n more bytes from arena p take the connection past its limit?
-** Only when they need a new chunk, which may be 1/16 of the budget: a
-** buffer that asks this first goes to disk before crossing the limit
-** rather than after.
+** Would n more bytes from arena p take the connection past its limit, or
+** leave less than nReserve bytes under it?  Only when they need a new
+** chunk, which may be 1/16 of the budget: a buffer that asks this first
+** goes to disk before crossing the limit rather than after.
 */
-int dsArenaWouldExceed(const DsArena *p, i64 n){
+int dsArenaWouldExceed(const DsArena *p, i64 n, i64 nReserve){
   const DsConn *pConn = p->pMem ? p->pMem->pConn : 0;
   i64 nChunk = dsArenaWouldAlloc(p, n);
-  return pConn && nChunk>0 && pConn->nMemUsed + nChunk > pConn->nMemLimit;
+  return pConn && nChunk>0
+      && pConn->nMemUsed + nChunk + nReserve > pConn->nMemLimit;
 }
 
 /*
@@ -176,7 +210,7 @@ void dsArenaClear(DsArena *p){
   }
   p->pFree = p->pEnd = 0;
   p->nByte = 0;
-  p->nNext = dsArenaFirstChunk(p);
+  p->nNext = dsFirstChunk(dsArenaConn(p));
 }
 
 /* Give back pLast, the most recent allocation, for the next one to use. */

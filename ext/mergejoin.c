@@ -42,7 +42,12 @@ static int dsMergeFetch(DsMergeJoin *p, int s){
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-/* Move the rows of side s equal in key to apHead[s] into aGroup[s]. */
+/*
+** Move the rows of side s equal in key to apHead[s] into aGroup[s].  The
+** right side's are gathered first, and the first of them, which stays in
+** memory (bHoldFirst), has the group's key: the left side's first row may
+** have gone to the group's file.
+*/
 static int dsMergeGather(DsMergeJoin *p, int s){
   DsRowBuf *pGroup = &p->aGroup[s];
   int rc = dsRowBufAppend(pGroup, p->apHead[s]);
@@ -50,7 +55,7 @@ static int dsMergeGather(DsMergeJoin *p, int s){
     if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) break;
     rc = dsMergeFetch(p, s);
     if( rc!=SQLITE_OK || p->apHead[s]==0 ) break;
-    if( dsRowKeyCompare(pGroup->pHead, p->apHead[s])!=0 ) break;
+    if( dsRowKeyCompare(p->aGroup[1].pHead, p->apHead[s])!=0 ) break;
     rc = dsRowBufAppend(pGroup, p->apHead[s]);
   }
   if( rc==SQLITE_OK ) rc = dsRowBufRewind(pGroup);
@@ -165,6 +170,21 @@ static void dsMergeClose(DsPairIter *pIter){
   }
 }
 
+/*
+** Crossing one key's groups holds, at the least, the right group's first
+** row (kept in memory for streaming) and a row of each side read back
+** from the groups' files, with the files' buffers: a block's row and the
+** inner row.  The sorters leave room for two rows of each side and a
+** buffer (sort.c); the groups keep more rows in memory only while they
+** leave room for the two read back.
+*/
+static void dsMergeMakeRoom(DsMergeJoin *p){
+  i64 nRoom = dsSorterWidest(p->apSorter[0]) + dsSorterWidest(p->apSorter[1])
+            + 2*dsSpillBufferBytes(p->pOp);
+  p->aGroup[0].nReserve = nRoom;
+  p->aGroup[1].nReserve = nRoom;
+}
+
 /* Sort both sides; the merge happens as pairs are asked for. */
 int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   DsMergeJoin *p = sqlite3_malloc64(sizeof(DsMergeJoin));
@@ -181,10 +201,12 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   p->abKeep[1] = (pOp->eType & DS_KEEP_RIGHT)!=0;
   dsRowBufInit(&p->aGroup[0], pOp);
   dsRowBufInit(&p->aGroup[1], pOp);
+  p->aGroup[1].bHoldFirst = 1;
   pOp->stats.iBuild = -1;
   for(s=0; s<2 && rc==SQLITE_OK; s++){
     rc = dsSorterOpen(pOp, pOp->apSrc[s], DS_ORDER_KEY, &p->apSorter[s]);
   }
+  if( rc==SQLITE_OK ) dsMergeMakeRoom(p);
   for(s=0; s<2 && rc==SQLITE_OK; s++) rc = dsMergeFetch(p, s);
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
   if( rc!=SQLITE_OK ){

@@ -39,6 +39,7 @@ void dsRowBufClear(DsRowBuf *p){
   p->pFile = 0;
   p->pHead = p->pTail = p->pCur = 0;
   p->nRow = p->nMem = 0;
+  p->nFileWidest = 0;
   p->bReadFile = 0;
   p->base.nRow = 0;
 }
@@ -49,14 +50,28 @@ void dsRowBufFree(DsRowBuf *p){
   dsArenaClear(&p->arena);
 }
 
+/*
+** Does a row of nSize bytes go to memory?  Not once rows go to the file
+** (they are read back in order); else while the budget allows and leaves
+** nReserve bytes free, up to nMemMax.  With bHoldFirst the first row
+** stays in memory regardless (a merge join pairs a key's one right row
+** with the left rows as they stream past).
+*/
+static int dsRowBufInMemory(const DsRowBuf *p, i64 nSize){
+  if( p->pFile ) return 0;
+  if( p->nMem==0 && p->bHoldFirst ) return 1;
+  return !dsMemOverBudget(&p->pOp->mem)
+      && !dsArenaWouldExceed(&p->arena, nSize, p->nReserve)
+      && (p->nMemMax==0 || p->arena.nByte < p->nMemMax);
+}
+
 /* Append a copy of pRow (flags included). */
 int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow){
   i64 nSize = (i64)DS_ROW_SIZE(pRow->nData);
+  i64 nRoom;
   DsRow *pNew;
   p->nRow++;
-  if( p->pFile==0 && (p->nMem==0 || (!dsMemOverBudget(&p->pOp->mem)
-                   && !dsArenaWouldExceed(&p->arena, nSize)
-                   && (p->nMemMax==0 || p->arena.nByte < p->nMemMax))) ){
+  if( dsRowBufInMemory(p, nSize) ){
     pNew = dsArenaAlloc(&p->arena, nSize);
     if( pNew==0 ) return SQLITE_NOMEM;
     memcpy(DS_ROW_IMAGE(pNew), DS_ROW_IMAGE((DsRow *)pRow),
@@ -75,6 +90,8 @@ int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow){
     int rc = dsSpillOpen(p->pOp, &p->pFile);
     if( rc!=SQLITE_OK ) return rc;
   }
+  nRoom = dsRowRoom(&p->pOp->mem, pRow->nData);
+  if( nRoom > p->nFileWidest ) p->nFileWidest = nRoom;
   return dsSpillWrite(p->pFile, pRow);
 }
 
@@ -126,9 +143,28 @@ void dsBlockCrossFree(DsBlockCross *p){
   p->nBlock = p->nAlloc = 0;
 }
 
+/*
+** Is the block full?  At a quarter of the budget; or when the budget is
+** spent; or when one more row as wide as the widest so far (what the
+** block's arena would add for it) would leave no room for what a pass
+** reads back from the inner file: its widest row and its buffer (a merge
+** join crossing one key's groups of 200 KB rows went past the limit by a
+** row, then by another reading the inner one).
+*/
+static int dsBlockCrossFull(const DsBlockCross *p){
+  const DsConn *pConn = p->pOp->pConn;
+  i64 nMore = dsArenaWouldAlloc(&p->blockArena,
+                                (i64)DS_ROW_SIZE(p->nBlockWidest));
+  if( p->pInner->pFile ){
+    nMore += p->pInner->nFileWidest + dsSpillBufferBytes(p->pOp);
+  }
+  return p->blockArena.nByte >= pConn->nMemLimit / 4
+      || dsMemOverBudget(&p->pOp->mem)
+      || pConn->nMemUsed + nMore > pConn->nMemLimit;
+}
+
 /* Read the next block of outer rows; an empty block means the end. */
 static int dsBlockCrossLoad(DsBlockCross *p){
-  i64 nLimit = p->pOp->pConn->nMemLimit / 4;
   /* With the inner side all in memory a pass over it costs no I/O, and a
   ** large block would only hold memory: a batch will do. */
   int nMaxRows = p->pInner->pFile ? DS_BLOCK_MAX_ROWS : DS_BATCH;
@@ -138,13 +174,11 @@ static int dsBlockCrossLoad(DsBlockCross *p){
   dsArenaClear(&p->blockArena);
   p->nBlock = 0;
   p->iBlock = 0;
+  p->nBlockWidest = 0;
   while( !p->bOuterDone && p->nBlock<nMaxRows ){
     DsRow *pRow;
     int rc;
-    if( p->nBlock>0 && (p->blockArena.nByte>=nLimit
-                        || dsMemOverBudget(&p->pOp->mem)) ){
-      break;
-    }
+    if( p->nBlock>0 && dsBlockCrossFull(p) ) break;
     if( p->nBlock==p->nAlloc ){
       int nNew = p->nAlloc ? p->nAlloc*2 : 256;
       DsRow **aNew = dsRealloc(&p->pOp->mem, p->aBlock,
@@ -160,6 +194,7 @@ static int dsBlockCrossLoad(DsBlockCross *p){
     }
     if( rc!=SQLITE_ROW ) return rc;
     p->aBlock[p->nBlock++] = pRow;
+    if( pRow->nData > p->nBlockWidest ) p->nBlockWidest = pRow->nData;
     /* The outer side may be rows in memory: no statement checks then. */
     if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) return rc;
   }

@@ -386,17 +386,26 @@ struct DsMerger {
   int bTaken;             /* the top's row was handed out */
 };
 
+/* What the merge policy knows of a run. */
+typedef struct DsRunInfo DsRunInfo;
+struct DsRunInfo {
+  i64 nWidest;            /* its widest row (dsRowRoom()) */
+  int iLevel;             /* merges behind it (0: written by a flush) */
+};
+
 struct DsSorter {
   DsOp *pOp;
   int eOrder;
   DsArena arena;          /* rows gathered in memory */
+  i64 nGatherWidest;      /* the widest of them (dsRowRoom()) */
+  i64 nWidest;            /* the widest row of all */
   DsSortEntry *aEntry;    /* their entries (sorted once gathering ends) */
   i64 nEntry;
   i64 nAlloc;
   i64 iNext;              /* next entry to hand out (in-memory case) */
   int bTies;              /* a row gathered has an inexact prefix */
   DsSpill **apRun;        /* sorted runs on disk, oldest first */
-  int *aRunLevel;         /* merges behind each run (0: written by a flush) */
+  DsRunInfo *aRunInfo;    /* what the merge policy knows of each */
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
@@ -506,42 +515,103 @@ static int dsMergerNext(DsSorter *p, DsMerger *m, DsRow **ppRow){
   return SQLITE_ROW;
 }
 
+/* What a run reader's arena takes for narrow rows: a chunk, 8 KiB at
+** most. */
+#define DS_READER_CHUNK 8192
+
 /*
-** Runs merged at once: as many as three eighths of the budget have read
-** buffers for (one spill buffer and one arena chunk each), so that the
-** two sorters of a merge join, merging at once, leave a quarter of it for
-** the rest (the rows of one key on each side, the other sorter's arena
-** growing by a chunk while it gathers); and few enough that they stay far
-** below the usual limit of 1024 open files.
+** Bytes one run reader holds while merging: its spill file's read buffer
+** and its arena, which holds the run's current row: a small chunk, or
+** the room of a wider row (nRow, dsRowRoom()).  So a reader of 200 KB
+** rows holds 200 KB whatever its buffer.
 */
-static int dsMergeFanIn(DsOp *pOp){
-  i64 nBuf = pOp->pConn->nMemLimit / 64;
-  i64 nFan;
+static i64 dsRunReaderBytes(const DsSorter *p, i64 nRow){
+  i64 nBuf = p->pOp->pConn->nMemLimit / 64;
   if( nBuf < 4096 ) nBuf = 4096;
   if( nBuf > 256*1024 ) nBuf = 256*1024;
-  nFan = (pOp->pConn->nMemLimit/2 - pOp->pConn->nMemLimit/8) / (nBuf + 8192);
-  if( nFan < 2 ) nFan = 2;
-  if( nFan > 128 ) nFan = 128;
-  return (int)nFan;
+  return nBuf + (nRow > DS_READER_CHUNK ? nRow : DS_READER_CHUNK);
 }
 
-static int dsSorterAddRun(DsSorter *p, DsSpill *pRun, int iLevel){
+/*
+** The room a sorter leaves beside its merge, out of its half of the
+** budget, for what its operator holds meanwhile: a merge join's rows of
+** one key, as many as fit, and at least two rows of its side (the right
+** side's first row of a key, kept to pair, and one read back from the
+** key's spill file, with the file's buffer, while crossing; mergejoin.c).
+** An eighth of the budget, or that, if more.
+*/
+static i64 dsSorterRoom(const DsSorter *p, i64 nWidest){
+  i64 nMemLimit = p->pOp->pConn->nMemLimit;
+  i64 nRoom = 2*nWidest + dsSpillBufferBytes(p->pOp);
+  return nRoom > nMemLimit/8 ? nRoom : nMemLimit/8;
+}
+
+/*
+** How many runs one merge can read at once, counting back from the run
+** before iEnd: a reader for each (dsRunReaderBytes()) and the room beside
+** them (dsSorterRoom()) within half the budget, so that the two sorters
+** of a merge join, merging at once, leave room for the rest; and 128 at
+** most, far below the usual limit of 1024 open files.  Runs not written
+** yet count as wide as the widest row so far: the merge policy waits for
+** that many.  For narrow rows that is what three eighths of the budget
+** have read buffers for; 0 or 1 when rows are wide, though a merge pass
+** still reads two (dsMergeFanIn()).
+*/
+static int dsRunsThatFit(const DsSorter *p, int iEnd){
+  i64 nHalf = p->pOp->pConn->nMemLimit / 2;
+  i64 nUsed = 0, nWidest = 0;
+  int n = 0;
+  while( n<128 ){
+    i64 nRow = n<iEnd ? p->aRunInfo[iEnd-1-n].nWidest : p->nWidest;
+    i64 nReader = dsRunReaderBytes(p, nRow);
+    if( nRow > nWidest ) nWidest = nRow;
+    if( nUsed + nReader + dsSorterRoom(p, nWidest) > nHalf ) break;
+    nUsed += nReader;
+    n++;
+  }
+  return n;
+}
+
+/* Runs a merge pass reads: those that fit, but two at least. */
+static int dsMergeFanIn(const DsSorter *p, int iEnd){
+  int nFan = dsRunsThatFit(p, iEnd);
+  return nFan < 2 ? 2 : nFan;
+}
+
+/*
+** Runs the final merge reads (it lasts as long as the operator's output):
+** those that fit.  When not even two fit, the rows decide: narrow rows
+** take a reader no more than a small chunk, and at the smallest budgets
+** two readers' buffers are within what the budget allows over, so two;
+** wide rows are held whole, so the runs are merged into one first (two
+** runs of 200 KB rows under 1 MiB, a reader for each, left a merge join
+** no room to cross one key's rows).
+*/
+static int dsFinalFanIn(const DsSorter *p){
+  int nFan = dsRunsThatFit(p, p->nRun);
+  if( nFan<2 && p->nWidest <= DS_READER_CHUNK ) nFan = 2;
+  return nFan < 1 ? 1 : nFan;
+}
+
+static int dsSorterAddRun(DsSorter *p, DsSpill *pRun, int iLevel,
+                          i64 nWidest){
   if( p->nRun==p->nRunAlloc ){
     int nNew = p->nRunAlloc ? p->nRunAlloc*2 : 16;
     DsSpill **aNew = dsRealloc(&p->pOp->mem, p->apRun,
                                (i64)nNew * (i64)sizeof(DsSpill *));
-    int *aNewLevel;
+    DsRunInfo *aNewInfo;
     if( aNew ) p->apRun = aNew;
-    aNewLevel = aNew ? dsRealloc(&p->pOp->mem, p->aRunLevel,
-                                 (i64)nNew * (i64)sizeof(int)) : 0;
-    if( aNewLevel==0 ){
+    aNewInfo = aNew ? dsRealloc(&p->pOp->mem, p->aRunInfo,
+                                (i64)nNew * (i64)sizeof(DsRunInfo)) : 0;
+    if( aNewInfo==0 ){
       dsSpillClose(pRun);
       return SQLITE_NOMEM;
     }
-    p->aRunLevel = aNewLevel;
+    p->aRunInfo = aNewInfo;
     p->nRunAlloc = nNew;
   }
-  p->aRunLevel[p->nRun] = iLevel;
+  p->aRunInfo[p->nRun].iLevel = iLevel;
+  p->aRunInfo[p->nRun].nWidest = nWidest;
   p->apRun[p->nRun++] = pRun;
   return SQLITE_OK;
 }
@@ -560,12 +630,14 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n);
 ** a disk) still keeps the files open below the usual limit of 1024.
 */
 static int dsSorterMergeLevels(DsSorter *p){
-  int nFan = dsMergeFanIn(p->pOp);
-  int nCap = nFan*2 > 64 ? nFan*2 : 64;
   int rc = SQLITE_OK;
-  while( rc==SQLITE_OK && p->nRun>=nFan ){
+  while( rc==SQLITE_OK && p->nRun>=2 ){
+    int nFan = dsMergeFanIn(p, p->nRun);
+    int nCap = nFan*2 > 64 ? nFan*2 : 64;
     int iFirst = p->nRun - nFan;
-    if( p->aRunLevel[iFirst]!=p->aRunLevel[p->nRun-1] && p->nRun<nCap ){
+    if( iFirst<0 ) break;
+    if( p->aRunInfo[iFirst].iLevel!=p->aRunInfo[p->nRun-1].iLevel
+     && p->nRun<nCap ){
       break;
     }
     /* The merge's read buffers take the room the gathered rows had: give
@@ -598,12 +670,13 @@ static int dsSorterFlushRun(DsSorter *p){
   ** buffer each, the waiting runs alone could pass the budget). */
   if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);
   if( rc==SQLITE_OK ){
-    rc = dsSorterAddRun(p, pRun, 0);
+    rc = dsSorterAddRun(p, pRun, 0, p->nGatherWidest);
   }else{
     dsSpillClose(pRun);
   }
   p->nEntry = 0;
   p->bTies = 0;
+  p->nGatherWidest = 0;
   dsArenaReset(&p->arena);
   if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
   return rc;
@@ -620,6 +693,7 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
   DsSpill *pOut = 0;
   int rc;
   int i, iLevel = 0;
+  i64 nWidest = 0;
   dsOpStep(p->pOp, "merge runs");
   rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
@@ -635,16 +709,19 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
     return rc;
   }
   for(i=iFirst; i<iFirst+n; i++){
-    if( p->aRunLevel[i]>iLevel ) iLevel = p->aRunLevel[i];
+    const DsRunInfo *pInfo = &p->aRunInfo[i];
+    if( pInfo->iLevel>iLevel ) iLevel = pInfo->iLevel;
+    if( pInfo->nWidest>nWidest ) nWidest = pInfo->nWidest;
     dsSpillClose(p->apRun[i]);
   }
   memmove(&p->apRun[iFirst+1], &p->apRun[iFirst+n],
           sizeof(DsSpill *) * (size_t)(p->nRun - iFirst - n));
-  memmove(&p->aRunLevel[iFirst+1], &p->aRunLevel[iFirst+n],
-          sizeof(int) * (size_t)(p->nRun - iFirst - n));
+  memmove(&p->aRunInfo[iFirst+1], &p->aRunInfo[iFirst+n],
+          sizeof(DsRunInfo) * (size_t)(p->nRun - iFirst - n));
   p->nRun -= n - 1;
   p->apRun[iFirst] = pOut;
-  p->aRunLevel[iFirst] = iLevel + 1;
+  p->aRunInfo[iFirst].iLevel = iLevel + 1;
+  p->aRunInfo[iFirst].nWidest = nWidest;
   return SQLITE_OK;
 }
 
@@ -699,6 +776,13 @@ static i64 dsSorterFirstAlloc(const DsOp *pOp){
   return n;
 }
 
+/* Note the width of a row gathered. */
+static void dsSorterCountWidth(DsSorter *p, const DsRow *pRow){
+  i64 n = dsRowRoom(&p->pOp->mem, pRow->nData);
+  if( n > p->nGatherWidest ) p->nGatherWidest = n;
+  if( n > p->nWidest ) p->nWidest = n;
+}
+
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
 static int dsSorterGather(DsSorter *p, DsSource *pSrc){
   DsRow *aRow[DS_BATCH];
@@ -737,6 +821,7 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
       p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder, &bExact);
       p->aEntry[p->nEntry].pRow = aRow[i];
       p->nEntry++;
+      dsSorterCountWidth(p, aRow[i]);
       if( !bExact ) p->bTies = 1;
     }
     if( dsSorterFull(p) ){
@@ -798,6 +883,37 @@ static int dsSorterJoin(DsSorter *p){
 }
 
 /*
+** Can the rows gathered, all of them, stay in memory for the operator's
+** whole output?  Gathering stops at about half the budget; what stays
+** must leave two of its widest rows of room beside it, as a merge does
+** (dsSorterRoom()).  If not, the rows become a run of their own, read
+** back a row at a time: two 200 KB rows a side held under 1 MiB left a
+** merge join no room to cross them.
+*/
+static int dsSorterLeavesRoom(const DsSorter *p){
+  i64 nOwn = p->arena.nByte + 2 * p->nAlloc * (i64)sizeof(DsSortEntry);
+  return nOwn + 2*p->nGatherWidest <= p->pOp->pConn->nMemLimit/2;
+}
+
+/*
+** Merge down to the runs the final merge reads (dsFinalFanIn()): the
+** newest (the smallest) first, just enough of them in the first pass
+** that every later pass merges a full fan-in.  rc is passed through.
+*/
+static int dsSorterMergeDown(DsSorter *p, int rc){
+  while( rc==SQLITE_OK ){
+    int nFinal = dsFinalFanIn(p);
+    int nFan = dsMergeFanIn(p, p->nRun);
+    int n;
+    if( p->nRun<=nFinal ) break;
+    n = (p->nRun - nFinal) % (nFan - 1) + 1;
+    if( n==1 ) n = nFan;
+    rc = dsSorterMergePass(p, p->nRun - n, n);
+  }
+  return rc;
+}
+
+/*
 ** Sort every row of pSrc.  When the rows fit in the budget they are
 ** sorted in memory (on a worker thread if ds_config('threads') allows,
 ** while the caller goes on, say, to read the other side of a join); else
@@ -814,23 +930,15 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   p->eOrder = eOrder;
   dsArenaInit(&p->arena, &pOp->mem);
   rc = dsSorterGather(p, pSrc);
-  if( rc==SQLITE_OK && p->nRun==0 ){
+  if( rc==SQLITE_OK && p->nRun==0 && dsSorterLeavesRoom(p) ){
     rc = dsSorterSortMemory(p);
   }else if( rc==SQLITE_OK ){
-    int nFan = dsMergeFanIn(pOp);
     if( p->nEntry>0 ) rc = dsSorterFlushRun(p);
     dsFree(&pOp->mem, p->aEntry);
     p->aEntry = 0;
     p->nEntry = p->nAlloc = 0;
     dsArenaClear(&p->arena);
-    /* Down to nFan runs for the final merge: merge the newest (the
-    ** smallest) first, just enough of them in the first pass that every
-    ** later pass merges nFan. */
-    while( rc==SQLITE_OK && p->nRun>nFan ){
-      int n = (p->nRun - nFan) % (nFan - 1) + 1;
-      if( n==1 ) n = nFan;
-      rc = dsSorterMergePass(p, p->nRun - n, n);
-    }
+    rc = dsSorterMergeDown(p, rc);
     if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
   }
   if( rc!=SQLITE_OK ){
@@ -856,6 +964,11 @@ int dsSorterNext(DsSorter *p, DsRow **ppRow){
   return SQLITE_ROW;
 }
 
+/* The widest row sorted (dsRowRoom()): what its user makes room for. */
+i64 dsSorterWidest(const DsSorter *p){
+  return p->nWidest;
+}
+
 void dsSorterClose(DsSorter *p){
   if( p ){
     int i;
@@ -868,7 +981,7 @@ void dsSorterClose(DsSorter *p){
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);
-    dsFree(&p->pOp->mem, p->aRunLevel);
+    dsFree(&p->pOp->mem, p->aRunInfo);
     dsFree(&p->pOp->mem, p->aEntry);
     dsArenaClear(&p->arena);
     sqlite3_free(p);

@@ -126,15 +126,20 @@ struct DsSpill {
 #define DS_SPILL_BUF_MIN 512
 #define DS_SPILL_BUF_MAX (256 * 1024)
 
+/* The size of the I/O buffer of each spill file of operator pOp. */
+i64 dsSpillBufferBytes(const DsOp *pOp){
+  i64 nBuf = pOp->nSpillBuf ? pOp->nSpillBuf : pOp->pConn->nMemLimit / 64;
+  if( nBuf < DS_SPILL_BUF_MIN ) nBuf = DS_SPILL_BUF_MIN;
+  if( nBuf > DS_SPILL_BUF_MAX ) nBuf = DS_SPILL_BUF_MAX;
+  return nBuf;
+}
+
 /* Allocate the I/O buffer, which exists only while the file is being
 ** written or read: a file waiting its turn holds no memory. */
 static int dsSpillBuffer(DsSpill *p){
   i64 nBuf;
   if( p->aBuf ) return SQLITE_OK;
-  nBuf = p->pOp->nSpillBuf ? p->pOp->nSpillBuf
-                           : p->pOp->pConn->nMemLimit / 64;
-  if( nBuf < DS_SPILL_BUF_MIN ) nBuf = DS_SPILL_BUF_MIN;
-  if( nBuf > DS_SPILL_BUF_MAX ) nBuf = DS_SPILL_BUF_MAX;
+  nBuf = dsSpillBufferBytes(p->pOp);
   p->aBuf = dsMalloc(&p->pOp->mem, nBuf);
   if( p->aBuf==0 ) return SQLITE_NOMEM;
   p->nAlloc = (int)nBuf;
