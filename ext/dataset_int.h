@@ -71,6 +71,8 @@ struct DsConn {
   i64 nMemUsed;           /* bytes held now by operators of this connection */
   char *zLastStats;       /* JSON for ds_last_stats(), or NULL */
   int (*xIsInterrupted)(sqlite3 *);  /* sqlite3_is_interrupted, or NULL */
+  int nNesting;           /* inputs being stepped one inside another */
+  int bNestingHit;        /* their bound was reached (input.c) */
   void (*xTestStep)(void *, const char *);  /* test builds: ds_test_hook() */
   void *pTestArg;
 };
@@ -560,7 +562,7 @@ int dsRegisterReader(sqlite3 *db);
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);
-int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,

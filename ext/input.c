@@ -904,6 +904,7 @@ int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr){
 typedef struct DsReader DsReader;
 struct DsReader {
   DsSource base;
+  DsConn *pConn;
   sqlite3_stmt *pStmt;
   int nCol;               /* columns per row */
   int nKeyCol;            /* of which keys */
@@ -1030,36 +1031,39 @@ int dsRegisterReader(sqlite3 *db){
 }
 
 /*
-** Inputs being stepped, one inside another, on this thread's stack.  A
-** view that reads itself through a dataset argument
-** (CREATE VIEW v AS SELECT * FROM ds_cross('v', 't')) has no end: each
-** step runs the operator again, until the stack overflows.  The
-** virtual-table forms see such a cycle at their own table; the text
-** arguments cannot, so the depth is bounded here instead, far beyond
-** any nesting written on purpose.  Per thread, because it is the stack
-** of that thread that would overflow.
+** Inputs being stepped, one inside another.  A view that reads itself
+** through a dataset argument (CREATE VIEW v AS SELECT * FROM
+** ds_cross('v', 't')) has no end: each step runs the operator again,
+** until the stack overflows.  The virtual-table forms see such a cycle
+** at their own table; the text arguments cannot, so the depth is bounded
+** here instead, far beyond any nesting written on purpose.
+**
+** Counted per connection (DsConn.nNesting): the steps nested inside one
+** another are all of one connection's statements (a reader prepares its
+** statement on the operator's connection), run on the thread that runs
+** the outermost, whose stack would overflow.  Not per thread: a
+** thread-local variable in a library loaded with dlopen() lives in
+** dynamic TLS, whose scan makes LeakSanitizer itself crash at exit.
 */
 #define DS_MAX_NESTING 64
-static _Thread_local int dsNesting = 0;
-/* Set when the bound was reached, until the outermost step returns: every
-** level on the way out fails at once, counts included, rather than
-** trying again (a count and a read per level would be 2^64 tries). */
-static _Thread_local int dsNestingHit = 0;
 
-/* Would one more input step nest too deep (or is the way out failing)? */
-static int dsNestingTooDeep(void){
-  if( dsNesting>=DS_MAX_NESTING ) dsNestingHit = 1;
-  return dsNestingHit;
+/* Would one more input step nest too deep (or is the way out failing)?
+** Once the bound is reached every level on the way out fails at once,
+** counts included, rather than trying again (a count and a read per
+** level would be 2^64 tries), until the outermost step returns. */
+static int dsNestingTooDeep(DsConn *pConn){
+  if( pConn->nNesting>=DS_MAX_NESTING ) pConn->bNestingHit = 1;
+  return pConn->bNestingHit;
 }
 
 /* sqlite3_step(pStmt) on an input, unless inputs are nested too deep. */
-static int dsStepInput(sqlite3_stmt *pStmt){
+static int dsStepInput(DsConn *pConn, sqlite3_stmt *pStmt){
   int rc;
-  if( dsNestingTooDeep() ) return SQLITE_ERROR;
-  dsNesting++;
+  if( dsNestingTooDeep(pConn) ) return SQLITE_ERROR;
+  pConn->nNesting++;
   rc = sqlite3_step(pStmt);
-  dsNesting--;
-  if( dsNesting==0 ) dsNestingHit = 0;
+  pConn->nNesting--;
+  if( pConn->nNesting==0 ) pConn->bNestingHit = 0;
   return rc;
 }
 
@@ -1068,7 +1072,7 @@ static int dsStepInput(sqlite3_stmt *pStmt){
 ** with a message that reaches the query.  SQLITE_OK if it may be stepped.
 */
 static int dsReaderRefuseNesting(DsReader *p){
-  if( !dsNestingTooDeep() ) return SQLITE_OK;
+  if( !dsNestingTooDeep(p->pConn) ) return SQLITE_OK;
   p->bEof = 1;
   sqlite3_free(p->base.zErr);
   p->base.zErr = sqlite3_mprintf("%s: datasets are nested more than %d "
@@ -1108,7 +1112,7 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   p->pKeyFilter = pFilter;
   rc = dsReaderRefuseNesting(p);
   if( rc!=SQLITE_OK ) return rc;
-  rc = dsStepInput(p->pStmt);
+  rc = dsStepInput(p->pConn, p->pStmt);
   *pnRow = p->nOut;
   p->pArena = 0;
   p->aOut = 0;
@@ -1136,7 +1140,7 @@ static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
     int i;
     rc = dsReaderRefuseNesting(p);
     if( rc!=SQLITE_OK ) return rc;
-    rc = dsStepInput(p->pStmt);
+    rc = dsStepInput(p->pConn, p->pStmt);
     if( rc!=SQLITE_ROW ){
       rc = dsReaderStopped(p, rc);
       if( rc==SQLITE_OK ) *pnRow = n;   /* the last rows of the input */
@@ -1342,7 +1346,7 @@ static int dsReaderSampleKeys(DsReader *p, DsRowFilter *pFilter,
   if( apKey==0 ) return SQLITE_NOMEM;
   rc = sqlite3_prepare_v2(sqlite3_db_handle(p->pStmt), p->zKeySample, -1,
                           &pStmt, 0);
-  while( rc==SQLITE_OK && (rc = dsStepInput(pStmt))==SQLITE_ROW ){
+  while( rc==SQLITE_OK && (rc = dsStepInput(p->pConn, pStmt))==SQLITE_ROW ){
     int bOut = 0;
     int i;
     for(i=0; i<p->nKeyCol; i++) apKey[i] = sqlite3_column_value(pStmt, i);
@@ -1486,6 +1490,7 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   p->base.xNext = bWide ? dsReaderWideNext : dsReaderNext;
   p->base.xBatch = bWide ? dsReaderWideBatch : dsReaderBatch;
   p->base.xClose = dsReaderClose;
+  p->pConn = pConn;
   p->nCol = nKey + nPay;
   p->nKeyCol = nKey;
   p->zFunc = zFunc;
@@ -1548,13 +1553,13 @@ static int dsStat1Rows(sqlite3 *db, const DsInput *pIn, i64 *pnRow){
 }
 
 /* The count zSql (may be NULL: out of memory) gives, or -1. */
-static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
+static int dsCountRows(DsConn *pConn, const char *zSql, i64 *pnRow){
   sqlite3_stmt *pStmt = 0;
   int rc;
   *pnRow = -1;
   if( zSql==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
-  if( rc==SQLITE_OK ) rc = dsStepInput(pStmt);
+  rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = dsStepInput(pConn, pStmt);
   if( rc==SQLITE_ROW ) *pnRow = sqlite3_column_int64(pStmt, 0);
   sqlite3_finalize(pStmt);
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
@@ -1571,23 +1576,23 @@ static int dsCountRows(sqlite3 *db, const char *zSql, i64 *pnRow){
 ** way (a size guessed for want of memory would steer the plan silently),
 ** else SQLITE_OK.
 */
-int dsInputEstimateRows(sqlite3 *db, const DsInput *pIn, i64 nCap,
+int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast){
   char *zSql;
   int rc = SQLITE_OK;
   *pbAtLeast = 0;
   *pnRow = -1;
   if( pIn->zName ){
-    rc = dsStat1Rows(db, pIn, pnRow);
+    rc = dsStat1Rows(pConn->db, pIn, pnRow);
     if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
   }
   if( pIn->bPlainScan ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
-    rc = dsCountRows(db, zSql, pnRow);
+    rc = dsCountRows(pConn, zSql, pnRow);
   }else{
     zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
                            "LIMIT %lld)", pIn->zBody, nCap);
-    rc = dsCountRows(db, zSql, pnRow);
+    rc = dsCountRows(pConn, zSql, pnRow);
     *pbAtLeast = *pnRow>=nCap;
   }
   sqlite3_free(zSql);

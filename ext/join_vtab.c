@@ -690,7 +690,7 @@ static int dsJoinEstimate(DsJoinTable *pTab){
   pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     int bAtLeast;
-    rc = dsInputEstimateRows(pTab->pConn->db, pTab->typed.apIn[i],
+    rc = dsInputEstimateRows(pTab->pConn, pTab->typed.apIn[i],
                              DS_ESTIMATE_CAP, &pTab->anRow[i], &bAtLeast);
     if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
   }

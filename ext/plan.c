@@ -60,7 +60,7 @@ static int dsSideRows(DsConn *pConn, DsSides *p, int s){
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
   if( p->anRow[s]>=0 ) return SQLITE_OK;
-  return dsInputEstimateRows(pConn->db, p->apIn[s], p->anCap[s],
+  return dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
                              &p->anRow[s], &p->abAtLeast[s]);
 }
 
