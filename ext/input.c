@@ -1087,9 +1087,8 @@ static int dsReaderStopped(DsReader *p, int rc){
   p->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
   if( rc!=SQLITE_NOMEM ){
-    sqlite3 *db = sqlite3_db_handle(p->pStmt);
     sqlite3_free(p->base.zErr);
-    p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(p->pConn->db));
   }
   return rc;
 }
@@ -1344,7 +1343,7 @@ static int dsReaderSampleKeys(DsReader *p, DsRowFilter *pFilter,
   *pnRead = *pnOut = 0;
   apKey = sqlite3_malloc64(sizeof(sqlite3_value *) * (size_t)p->nKeyCol);
   if( apKey==0 ) return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(sqlite3_db_handle(p->pStmt), p->zKeySample, -1,
+  rc = sqlite3_prepare_v2(p->pConn->db, p->zKeySample, -1,
                           &pStmt, 0);
   while( rc==SQLITE_OK && (rc = dsStepInput(p->pConn, pStmt))==SQLITE_ROW ){
     int bOut = 0;
@@ -1387,7 +1386,7 @@ static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
   }
   rc = dsReaderSampleKeys(p, pFilter, &nRead, &nOut);
   if( rc!=SQLITE_OK || nOut*2<=nRead ) return rc;
-  rc = sqlite3_prepare_v2(sqlite3_db_handle(p->pStmt), p->zKeysFirst, -1,
+  rc = sqlite3_prepare_v2(p->pConn->db, p->zKeysFirst, -1,
                           &pNew, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_pointer(pNew, 1, p, DS_READER_PTR, 0);
   if( rc!=SQLITE_OK ){
