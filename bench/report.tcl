@@ -507,7 +507,7 @@ emit "- `tvf.wide` and `tvf.cte` (uni, inner `sum`, OC only): the table-valued f
 whole tables, `ds_join_hint('p', 'b', ...)`, instead of queries of the two columns used; and\
 with the two values taken out of the JSON in a `MATERIALIZED` common table expression\
 (`WITH v AS MATERIALIZED (SELECT left->>'pi' AS pi, right->>'br' AS br FROM ds_join_hint(...))\
-SELECT count(*), sum(pi), sum(br) FROM v`).  reference/ds_join_hint.md quotes them."
+SELECT count(*), sum(pi), sum(br) FROM v`).  [ds_join_hint.md](reference/ds_join_hint.md#which-form) quotes them."
 emit "- `all`: every column of every output row is fetched by the driver (`SELECT p.*, b.* ...`,\
 `SELECT key, left, right FROM ds_join_hint(...)`, `SELECT * FROM temp.j`)."
 emit "- `sum.mem` / `sum.lim4`: `sum` with the default memory_limit, and with memory_limit set to\
