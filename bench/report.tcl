@@ -186,7 +186,14 @@ proc caseKey {name} {
   set form [dict get $c form]
   set f [lsearch -exact {native tuned scan read} $form]
   if {$f < 0} {
-    set f [expr {4 + 2*[lsearch -exact {OC BF BS RF RS SM} [dict get $c hint]] + ($form eq "vt")}]
+    # tvf and vt of each hint side by side; tvf.wide and tvf.cte (run
+    # with OC only) after the last hint.
+    set f [lsearch -exact {tvf.wide tvf.cte} $form]
+    if {$f >= 0} {
+      set f [expr {16 + $f}]
+    } else {
+      set f [expr {4 + 2*[lsearch -exact {OC BF BS RF RS SM} [dict get $c hint]] + ($form eq "vt")}]
+    }
   }
   return [format "%d %012d %012d %02d %02d" $dist [dict get $c nbuild]\
       [dict get $c nprobe] $grp $f]
@@ -496,6 +503,11 @@ emit "- `sum`: `SELECT count(*), sum(p.pi), sum(b.br) ...`; table-valued form:\
 `sum(left->>'pi'), sum(right->>'br')` over `ds_join_hint('SELECT pk, pi FROM p', 'SELECT bk, br FROM b', ...)`,\
 so the payload goes through JSON; typed form: `sum(pi), sum(br)` over\
 `CREATE VIRTUAL TABLE temp.j USING ds_join_hint(left=p, right=b, left_key=pk, right_key=bk, hint=..., join_type=...)`."
+emit "- `tvf.wide` and `tvf.cte` (uni, inner `sum`, OC only): the table-valued form over the\
+whole tables, `ds_join_hint('p', 'b', ...)`, instead of queries of the two columns used; and\
+with the two values taken out of the JSON in a `MATERIALIZED` common table expression\
+(`WITH v AS MATERIALIZED (SELECT left->>'pi' AS pi, right->>'br' AS br FROM ds_join_hint(...))\
+SELECT count(*), sum(pi), sum(br) FROM v`).  [ds_join_hint.md](reference/ds_join_hint.md#which-form) quotes them."
 emit "- `all`: every column of every output row is fetched by the driver (`SELECT p.*, b.* ...`,\
 `SELECT key, left, right FROM ds_join_hint(...)`, `SELECT * FROM temp.j`)."
 emit "- `sum.mem` / `sum.lim4`: `sum` with the default memory_limit, and with memory_limit set to\

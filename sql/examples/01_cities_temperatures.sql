@@ -29,14 +29,17 @@ FROM ds_join_hint('cities', 'temperatures', 0, 0)
 ORDER BY json_extract(right, '$.day'), key
 LIMIT 10;
 
+-- On real data, the typed form: the inputs' own columns (a name in both
+-- becomes left_NAME and right_NAME), no JSON, only the columns used read.
+CREATE VIRTUAL TABLE city_temperatures USING ds_join_hint(
+  left=cities, right=temperatures, left_key=0, right_key=0);
+
 .print
 .print "The same rows as Flink prints them:"
 SELECT printf('((%d,%s),(%d,%d))',
-              json_extract(left, '$.city_id'), json_extract(left, '$.name'),
-              json_extract(right, '$.city_id'), json_extract(right, '$.temp'))
-         AS tuple
-FROM ds_join_hint('cities', 'temperatures', 0, 0)
-ORDER BY json_extract(right, '$.day'), key
+              left_city_id, name, right_city_id, temp) AS tuple
+FROM city_temperatures
+ORDER BY day, left_city_id
 LIMIT 10;
 
 .print
@@ -46,8 +49,7 @@ FROM ds_join_hint('cities', 'temperatures', 0, 0);
 
 .print
 .print "Total temperature per city:"
-SELECT json_extract(left, '$.name') AS city,
-       sum(json_extract(right, '$.temp')) AS total
-FROM ds_join_hint('cities', 'temperatures', 0, 0)
+SELECT name AS city, sum(temp) AS total
+FROM city_temperatures
 GROUP BY city
 ORDER BY city;

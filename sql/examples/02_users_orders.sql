@@ -17,9 +17,12 @@ SELECT key, left, right
 FROM ds_join_hint('users', 'orders', 0, 0)
 ORDER BY key, right;
 
+-- The typed form, for real data: typed columns, no JSON.
+CREATE VIRTUAL TABLE user_orders USING ds_join_hint(
+  left=users, right=orders, left_key=id, right_key=user_id);
+
 .print
 .print "With the join function user.f1 + \" has \" + order.f1:"
-SELECT json_extract(left, '$.name') || ' has ' ||
-       json_extract(right, '$.product') AS joined
-FROM ds_join_hint('users', 'orders', 'id', 'user_id')
+SELECT name || ' has ' || product AS joined
+FROM user_orders
 ORDER BY joined;

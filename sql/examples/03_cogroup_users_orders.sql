@@ -18,10 +18,16 @@ SELECT key, left, left_count, right_count
 FROM ds_cogroup('users', 'orders', 'id', 'user_id')
 ORDER BY key;
 
+-- The typed form: the key is the column id; the groups are JSON in both
+-- forms, and a group's JSON is made only when a query uses it (here the
+-- orders are only counted).
+CREATE VIRTUAL TABLE user_groups USING ds_cogroup(
+  left=users, right=orders, left_key=id, right_key=user_id);
+
 .print
 .print "With the coGroup function:"
 SELECT json_extract(left, '$[0].name') || ' has ' || right_count ||
        ' orders' AS result
-FROM ds_cogroup('users', 'orders', 0, 0)
+FROM user_groups
 WHERE left_count > 0
-ORDER BY key;
+ORDER BY id;

@@ -17,9 +17,11 @@ SELECT left, right
 FROM ds_cross('colors', 'sizes')
 ORDER BY left, right;
 
+-- The typed form, for real data: typed columns, no JSON.
+CREATE VIRTUAL TABLE color_sizes USING ds_cross(left=colors, right=sizes);
+
 .print
 .print "With the cross function size + \" \" + color + \" item\":"
-SELECT json_extract(right, '$.size') || ' ' ||
-       json_extract(left, '$.color') || ' item' AS item
-FROM ds_cross('colors', 'sizes')
+SELECT size || ' ' || color || ' item' AS item
+FROM color_sizes
 ORDER BY item;

@@ -19,11 +19,12 @@ SELECT key, left, right
 FROM ds_join_hint('customers', 'orders', 'id', 'customer_id')
 ORDER BY key, json_extract(right, '$.product');
 
+-- The typed form, for real data: typed columns, no JSON.
+CREATE VIRTUAL TABLE customer_orders USING ds_join_hint(
+  left=customers, right=orders, left_key=id, right_key=customer_id);
+
 .print
 .print "As CustomerOrder(customerName, city, product, amount):"
-SELECT json_extract(left, '$.name') AS customer_name,
-       json_extract(left, '$.city') AS city,
-       json_extract(right, '$.product') AS product,
-       json_extract(right, '$.amount') AS amount
-FROM ds_join_hint('customers', 'orders', 'id', 'customer_id')
+SELECT name AS customer_name, city, product, amount
+FROM customer_orders
 ORDER BY customer_name, product;

@@ -20,10 +20,14 @@ FROM ds_join_hint('employees', 'departments', 'dept_id', 'id',
                   NULL, 'LEFT_OUTER')
 ORDER BY json_extract(left, '$.id');
 
+-- The typed form, for real data: typed columns, no JSON.  A name found
+-- in both inputs becomes left_NAME and right_NAME.
+CREATE VIRTUAL TABLE employee_depts USING ds_join_hint(
+  left=employees, right=departments, left_key=dept_id, right_key=id,
+  join_type=LEFT_OUTER);
+
 .print
 .print "As EmployeeDept(empName, deptName):"
-SELECT json_extract(left, '$.name') AS emp_name,
-       json_extract(right, '$.name') AS dept_name
-FROM ds_join_hint('employees', 'departments', 'dept_id', 'id',
-                  NULL, 'LEFT_OUTER')
+SELECT left_name AS emp_name, right_name AS dept_name
+FROM employee_depts
 ORDER BY emp_name;

@@ -16,6 +16,11 @@ INSERT INTO grades VALUES
   (1, 'Math', 90), (1, 'Science', 85), (2, 'Math', 78), (2, 'Science', 82),
   (1, 'History', 88);
 
+-- The typed form: the key is the column id; the groups are JSON in both
+-- forms.
+CREATE VIRTUAL TABLE student_groups USING ds_cogroup(
+  left=students, right=grades, left_key=id, right_key=student_id);
+
 .print "students.coGroup(grades).where(_.id).equalTo(_.studentId):"
 SELECT json_extract(g.left, '$[0].name') AS name,
        g.right_count AS grades,
@@ -26,6 +31,6 @@ SELECT json_extract(g.left, '$[0].name') AS name,
             THEN (SELECT round(avg(json_extract(value, '$.score')), 2)
                     FROM json_each(g.right))
             ELSE 0.0 END AS avg_score
-FROM ds_cogroup('students', 'grades', 'id', 'student_id') AS g
+FROM student_groups AS g
 WHERE g.left_count > 0
-ORDER BY g.key;
+ORDER BY g.id;

@@ -22,14 +22,13 @@ FROM ds_join_hint('sales', 'targets',
                   'year,quarter,region', 'year,quarter,region')
 ORDER BY key;
 
+-- The typed form, for real data: typed columns, no JSON.
+CREATE VIRTUAL TABLE sales_targets USING ds_join_hint(
+  left=sales, right=targets, left_key='0,1,2', right_key='0,1,2');
+
 .print
 .print "As Performance(year, quarter, region, actual, target, achievement):"
-SELECT json_extract(left, '$.year') AS year,
-       json_extract(left, '$.quarter') AS quarter,
-       json_extract(left, '$.region') AS region,
-       json_extract(left, '$.amount') AS actual,
-       json_extract(right, '$.target') AS target,
-       round(json_extract(left, '$.amount') /
-             json_extract(right, '$.target'), 4) AS achievement
-FROM ds_join_hint('sales', 'targets', '0,1,2', '0,1,2')
+SELECT left_year AS year, left_quarter AS quarter, left_region AS region,
+       amount AS actual, target, round(amount / target, 4) AS achievement
+FROM sales_targets
 ORDER BY year, quarter, region;

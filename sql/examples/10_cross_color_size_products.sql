@@ -13,10 +13,12 @@ INSERT INTO colors VALUES
 CREATE TABLE sizes(name TEXT, dimension TEXT);
 INSERT INTO sizes VALUES ('Small', 'S'), ('Medium', 'M'), ('Large', 'L');
 
+-- The typed form: the inputs' own columns (a name in both becomes
+-- left_NAME and right_NAME), no JSON.
+CREATE VIRTUAL TABLE products USING ds_cross(left=colors, right=sizes);
+
 .print "colors.cross(sizes) as Product(color, size, colorHex, sizeDimension):"
-SELECT json_extract(left, '$.name') AS color,
-       json_extract(right, '$.name') AS size,
-       json_extract(left, '$.hex') AS color_hex,
-       json_extract(right, '$.dimension') AS size_dimension
-FROM ds_cross('colors', 'sizes')
+SELECT left_name AS color, right_name AS size, hex AS color_hex,
+       dimension AS size_dimension
+FROM products
 ORDER BY color, size;

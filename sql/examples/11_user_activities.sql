@@ -14,10 +14,11 @@ CREATE TABLE activities(user_id INTEGER, activity TEXT, timestamp INTEGER);
 INSERT INTO activities VALUES
   (1, 'login', 1000), (1, 'view_page', 1001), (2, 'login', 1002);
 
+-- The typed form: the inputs' own columns, no JSON.
+CREATE VIRTUAL TABLE user_activities USING ds_join_hint(
+  left=users, right=activities, left_key=id, right_key=user_id);
+
 .print "users.join(activities).where(_.id).equalTo(_.userId):"
-SELECT json_extract(left, '$.id') AS id,
-       json_extract(left, '$.name') AS name,
-       json_extract(left, '$.email') AS email,
-       json_extract(right, '$.activity') AS activity
-FROM ds_join_hint('users', 'activities', 'id', 'user_id')
-ORDER BY json_extract(right, '$.timestamp');
+SELECT id, name, email, activity
+FROM user_activities
+ORDER BY timestamp;

@@ -22,12 +22,13 @@ FROM ds_join_hint('transactions', 'product_info', 'product_code', 'code',
                   'BROADCAST_HASH_SECOND')
 ORDER BY json_extract(left, '$.id');
 
+-- The typed form, for real data: typed columns, no JSON.
+CREATE VIRTUAL TABLE enriched USING ds_join_hint(
+  left=transactions, right=product_info, left_key=product_code,
+  right_key=code, hint=BROADCAST_HASH_SECOND);
+
 .print
 .print "As EnrichedTransaction(id, productName, category, amount):"
-SELECT json_extract(left, '$.id') AS id,
-       json_extract(right, '$.name') AS product_name,
-       json_extract(right, '$.category') AS category,
-       json_extract(left, '$.amount') AS amount
-FROM ds_join_hint('transactions', 'product_info', 'product_code', 'code',
-                  'BROADCAST_HASH_SECOND')
+SELECT id, name AS product_name, category, amount
+FROM enriched
 ORDER BY id;
