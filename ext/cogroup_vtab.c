@@ -64,8 +64,6 @@
 static const char *const azArgName[GROUP_N_ARG] = {
   "left", "right", "left_key", "right_key"
 };
-static const char *const azSide[2] = { "left", "right" };
-
 static const DsVtabArgSpec dsCoGroupArgSpec = {
   DS_FUNC, GROUP_N_ARG, GROUP_N_ARG, azArgName
 };
@@ -165,11 +163,11 @@ static int dsCoGroupTableSetup(sqlite3 *db, DsCoGroupTable *pTab,
   int anKey[2] = {0, 0};
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->typed.apIn[i],
+    rc = dsInputOpen(db, DS_FUNC, dsSideName(i), azValue[i], &pTab->typed.apIn[i],
                      pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i], azSide[i],
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i], dsSideName(i),
                      azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);

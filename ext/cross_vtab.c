@@ -44,8 +44,6 @@
 static const char *const azArgName[CROSS_N_ARG] = {
   "left", "right", "hint"
 };
-static const char *const azSide[2] = { "left", "right" };
-
 static const DsVtabArgSpec dsCrossArgSpec = {
   DS_FUNC, CROSS_N_ARG, 2, azArgName
 };
@@ -113,7 +111,7 @@ static int dsCrossTableSetup(sqlite3 *db, DsCrossTable *pTab,
                              char **azValue, char **pzErr){
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->typed.apIn[i],
+    rc = dsInputOpen(db, DS_FUNC, dsSideName(i), azValue[i], &pTab->typed.apIn[i],
                      pzErr);
   }
   if( rc==SQLITE_OK && azValue[2] ){
@@ -283,7 +281,7 @@ static int dsCrossFunctionFilter(DsCrossCursor *pCur, int idxNum, int argc,
     }
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputFromValue(pCur->pConn->db, DS_FUNC, azSide[i], aArg[i],
+    rc = dsInputFromValue(pCur->pConn->db, DS_FUNC, dsSideName(i), aArg[i],
                           &pCur->apIn[i], pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsParseCrossHint(DS_FUNC, aArg[2], &eHint, pzErr);

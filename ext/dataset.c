@@ -4,8 +4,13 @@
 ** sqlite3_dataset_init() checks the SQLite it runs in, makes the
 ** connection's state (DsConn: settings, memory in use, last statistics),
 ** and registers every function and module with that state as user data.
-** The state is freed when the connection closes, through the destructor
-** of the ds_join_hint module.  Loading the extension again into a
+** The state is freed when the connection closes by dsConnFree(), which
+** this file hands as the destructor to the first registration (the
+** ds_join_hint module): SQLite calls it once, after the last statement
+** using the state is finalized, or at once if that registration fails.
+** (ds_version() cannot own it: it is registered last, so that its
+** presence means a complete load, and a load failing before it would
+** leak the state.)  Loading the extension again into a
 ** connection that has it does nothing (dsAlreadyLoaded): the first load's
 ** state goes on serving everything.
 **
@@ -90,7 +95,7 @@ static int dsAlreadyLoaded(sqlite3 *db, char **pzErrMsg, int *pbLoaded){
   return rc;
 }
 
-void dsConnFree(void *p){
+static void dsConnFree(void *p){
   DsConn *pConn = (DsConn *)p;
   if( pConn ){
     sqlite3_free(pConn->zTempDir);
@@ -128,7 +133,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   pConn->xIsInterrupted = dsFindIsInterrupted();
   /* The module owns pConn from here on: it is freed with the connection,
   ** or at once if registration fails. */
-  rc = dsRegisterJoinVtab(db, pConn);
+  rc = dsRegisterJoinVtab(db, pConn, dsConnFree);
   if( rc==SQLITE_OK ) rc = dsRegisterCoGroupVtab(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterCrossVtab(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterConfig(db, pConn);

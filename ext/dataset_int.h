@@ -10,12 +10,20 @@
 **   memory.c      the per-connection memory budget and the row arena
 **   row.c         the one row format, key hashing, key equality and order
 **   json.c        JSON text of values and rows
+**   sqltext.c     SQL text helpers (lexing) and checks of text arguments
 **   input.c       dataset arguments (tables, views, queries), keys, readers
-**   hashtable.c   the chained hash table used by every hash strategy
+**   operator.c    the operator layer: DsOp, errors, the interrupt and
+**                 budget checks of operators, side names, hints and join
+**                 types, the choice of the side to build on
+**   spill.c       spill files: rows written once, read back in order
+**   rowbuf.c      row buffers (memory, then a spill file); block nested loop
+**   hashtable.c   the hash table (directory over slot-sorted rows) and the
+**                 Bloom filter used by every hash strategy
 **   hashjoin.c    BROADCAST_HASH_x and REPARTITION_HASH_x
 **   sort.c        sorting rows on their keys
 **   mergejoin.c   REPARTITION_SORT_MERGE
-**   join.c        the join driver: hints, join types, strategy choice
+**   join.c        the join driver: strict hints, readers, the strategy run
+**   plan.c        OPTIMIZER_CHOOSES's choice of strategy; ds_join_plan()
 **   stats.c       ds_last_stats() and the statistics of a run
 **   vtab_args.c   what the CREATE VIRTUAL TABLE forms share: name=value
 **                 arguments, typed two-input columns, placeholders
@@ -77,7 +85,6 @@ struct DsConn {
   void *pTestArg;
 };
 
-void dsConnFree(void *pConn);
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
 
@@ -495,6 +502,23 @@ void dsJsonValue(DsText *pOut, const DsValue *pVal);
 void dsJsonString(DsText *pOut, const char *z, int n);
 
 /*************************************************************************
+** SQL text helpers (sqltext.c), used by input.c and vtab_args.c
+*/
+const char *dsSkipSpace(const char *z);
+int dsKeyword(const char *z, const char *zKw);
+int dsQuotedLength(const char *z);
+int dsParseIdent(const char *z, char **pzOut);
+int dsParseName(const char *z, char **pzSchema, char **pzName);
+int dsLooksLikeStatement(const char *z);
+int dsIsQuery(const char *z);
+int dsIsBareQueryKeyword(const char *z);
+char *dsTrimEnd(const char *z, int n);
+char *dsUnwrapQuery(const char *zText);
+const char *dsTypeNoun(sqlite3_value *pVal);
+int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
+                   char **pzErr);
+
+/*************************************************************************
 ** Dataset inputs and keys (input.c)
 */
 typedef struct DsInput DsInput;
@@ -516,9 +540,6 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
-const char *dsTypeNoun(sqlite3_value *pVal);
-int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
-                   char **pzErr);
 int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
                      sqlite3_value *pVal, DsInput **ppIn, char **pzErr);
 int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
@@ -528,12 +549,6 @@ int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
                     DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr);
 int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr);
 
-/* SQL text helpers, shared with vtab_args.c */
-const char *dsSkipSpace(const char *z);
-int dsKeyword(const char *z, const char *zKw);
-int dsQuotedLength(const char *z);
-int dsParseIdent(const char *z, char **pzOut);
-int dsIsQuery(const char *z);
 
 /*
 ** A source of rows: an input being read, a spill file, a row buffer.
@@ -573,39 +588,11 @@ void dsJsonArray(DsText *pOut, const DsValue *aVal, int n);
 void dsJsonObject(DsText *pOut, const DsInput *pIn, const int *aiSlot,
                   const DsValue *aVal);
 
+
+
 /*************************************************************************
-** Hints, join types and the statistics of a run (join.c, stats.c)
+** The statistics of a run (stats.c)
 */
-#define DS_HINT_OPTIMIZER         0
-#define DS_HINT_BROADCAST_FIRST   1
-#define DS_HINT_BROADCAST_SECOND  2
-#define DS_HINT_REPARTITION_FIRST 3
-#define DS_HINT_REPARTITION_SECOND 4
-#define DS_HINT_SORT_MERGE        5
-#define DS_N_HINT                 6
-
-/* A join type is which sides keep their unmatched rows. */
-#define DS_KEEP_LEFT   0x01
-#define DS_KEEP_RIGHT  0x02
-#define DS_JOIN_INNER  0
-#define DS_JOIN_LEFT   DS_KEEP_LEFT
-#define DS_JOIN_RIGHT  DS_KEEP_RIGHT
-#define DS_JOIN_FULL   (DS_KEEP_LEFT | DS_KEEP_RIGHT)
-
-extern const char *const dsHintName[DS_N_HINT];
-extern const char *const dsJoinTypeName[4];
-
-int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
-                char **pzErr);
-int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
-                    char **pzErr);
-int dsParseHintText(const char *zFunc, const char *z, int *peHint,
-                    char **pzErr);
-int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
-                        char **pzErr);
-int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
-                      int eType, char **pzErr);
-
 /* Timing phases reported in ds_last_stats().ms */
 #define DS_PHASE_PLAN   0
 #define DS_PHASE_BUILD  1
@@ -640,6 +627,148 @@ double dsNowMs(void);
 void dsStatsPublish(DsConn *pConn, DsStats *p);
 void dsStatsClear(DsStats *p);
 int dsRegisterStats(sqlite3 *db, DsConn *pConn);
+
+/*************************************************************************
+** The operator layer (operator.c): the context every operator runs in,
+** the names of the sides, hints and join types, and the choice of the
+** side to build on.  Every operator and every lower layer (sort.c,
+** spill.c, rowbuf.c, hashtable.c) uses it; it calls none of them.
+*/
+/* The name of side i (0 or 1) in messages and statistics.  Inline: every
+** layer names sides, the lowest too. */
+static inline const char *dsSideName(int i){
+  return i ? "right" : "left";
+}
+
+#define DS_HINT_OPTIMIZER         0
+#define DS_HINT_BROADCAST_FIRST   1
+#define DS_HINT_BROADCAST_SECOND  2
+#define DS_HINT_REPARTITION_FIRST 3
+#define DS_HINT_REPARTITION_SECOND 4
+#define DS_HINT_SORT_MERGE        5
+#define DS_N_HINT                 6
+
+/* A join type is which sides keep their unmatched rows. */
+#define DS_KEEP_LEFT   0x01
+#define DS_KEEP_RIGHT  0x02
+#define DS_JOIN_INNER  0
+#define DS_JOIN_LEFT   DS_KEEP_LEFT
+#define DS_JOIN_RIGHT  DS_KEEP_RIGHT
+#define DS_JOIN_FULL   (DS_KEEP_LEFT | DS_KEEP_RIGHT)
+
+extern const char *const dsHintName[DS_N_HINT];
+extern const char *const dsJoinTypeName[4];
+
+int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                char **pzErr);
+int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
+                    char **pzErr);
+int dsParseHintText(const char *zFunc, const char *z, int *peHint,
+                    char **pzErr);
+int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
+                        char **pzErr);
+int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
+                      int eType, char **pzErr);
+
+/* The shape of a join hint's strategy (dsHintShape[eHint]): the side its
+** hash table is built on, -1 for none, and whether it partitions both
+** sides.  dsHashHint() is the hint of a hash strategy of that shape. */
+typedef struct DsHintShape DsHintShape;
+struct DsHintShape {
+  signed char iBuild;     /* 0 left, 1 right, -1 none */
+  signed char bRepartition;
+};
+extern const DsHintShape dsHintShape[DS_N_HINT];
+static inline int dsHashHint(int iBuild, int bRepartition){
+  return DS_HINT_BROADCAST_FIRST + iBuild + 2*bRepartition;
+}
+
+/*
+** A running operator: its connection, its share of the memory budget,
+** its statistics, its two inputs.  Strategies, sorts and spills take it.
+*/
+typedef struct DsOp DsOp;
+struct DsOp {
+  DsConn *pConn;
+  const char *zFunc;      /* for messages */
+  DsMem mem;
+  DsStats stats;
+  DsSource *apSrc[2];     /* left and right rows */
+  int eType;              /* DS_JOIN_* */
+  DsTicker tick;          /* interrupt checks; the step it is in */
+  char *zErr;             /* message of the operator's own last error */
+  int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
+  int bDone;              /* the operator has handed out its last row */
+};
+
+int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
+             const char *zOperator);
+void dsOpFinish(DsOp *pOp);
+int dsOpCheckInterrupt(DsOp *pOp);
+int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
+char *dsOpErrMsg(DsOp *pOp, int rc);
+
+/* Call in CPU-only loops, once per row handled (dsOpTick) or with the
+** weight of the work done (dsOpTickN; see interrupt.c). */
+static inline int dsOpTick(DsOp *pOp){
+  return dsTickerTick(&pOp->tick, DS_TICK_ROW);
+}
+static inline int dsOpTickN(DsOp *pOp, u32 n){
+  return dsTickerTick(&pOp->tick, n);
+}
+/* The operator starts a step of its work (a static string). */
+static inline void dsOpStep(DsOp *pOp, const char *zStep){
+  dsTickerStep(&pOp->tick, zStep);
+}
+
+/*
+** The tails of an operator's open and next: the message of a failed
+** open (unless a reader already gave one); a row produced counted, or the
+** operator ended with SQLITE_DONE or an error, its message in *pzErr.
+*/
+static inline int dsOpOpenFailed(DsOp *pOp, int rc, char **pzErr){
+  if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+  return rc;
+}
+static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
+  if( rc==SQLITE_ROW ){
+    pOp->stats.nOut++;
+    return rc;
+  }
+  pOp->bDone = 1;
+  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(pOp, rc);
+  return rc;
+}
+
+/* A hash table larger than this is taken not to stay in a CPU's cache:
+** its probes miss, where the table of one of 32 partitions does not.
+** On uni 1M x 1M (tables of about 60 MB) repartitioning was 1.25 times
+** faster than broadcasting, with no spill (docs/strategies.md). */
+#define DS_CACHE_BYTES ((i64)16 << 20)
+
+i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes);
+/*
+** What the choice of the side to build on (a join's hash table, a cross
+** product's buffer) knows of the two inputs.  The caller fills apIn[],
+** anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds anRow[]
+** and abAtLeast[], counting only what the choice needs.
+*/
+typedef struct DsSides DsSides;
+struct DsSides {
+  DsInput *apIn[2];       /* left and right inputs */
+  i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
+  int nKey;               /* key columns carried per row (0: none) */
+  int anPay[2];           /* other columns carried per row, per side */
+  i64 anCap[2];           /* count a view or query up to this many rows */
+  i64 anRow[2];           /* rows found, -1 when unknown */
+  int abAtLeast[2];       /* anRow[s] is only as far as the count went */
+};
+int dsCountSides(DsConn *pConn, DsSides *p);
+int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
+char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
+                             i64 nBytes, const char *zWhat);
+int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
+char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*************************************************************************
 ** Equi-joins (join.c, hashtable.c, hashjoin.c, sort.c, mergejoin.c)
@@ -685,6 +814,11 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
 int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
 void dsJoinClose(DsJoin *p);
 
+/* OPTIMIZER_CHOOSES (plan.c) */
+int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
+                     int *peStrategy, char **pzReason);
+
+
 /*
 ** A hash table of build rows (hashtable.c): one sub-table per list of
 ** rows it was made from, each a directory of slots (low bits of the hash)
@@ -710,7 +844,6 @@ struct DsHashTable {
 /* Bytes from one row of a table, or of an arena, to the next. */
 #define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
-typedef struct DsOp DsOp;
 int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
                      DsRow *const *apList, const i64 *anRow,
                      DsArena *const *apArena, DsOp *pOp);
@@ -776,72 +909,11 @@ static inline int dsBloomMayHave(const DsBloom *p, u64 hash){
   return (p->aWord[(hash >> 18) & p->mask] & bits)==bits;
 }
 
-/*
-** A running operator: its connection, its share of the memory budget,
-** its statistics, its two inputs.  Strategies, sorts and spills take it.
-*/
-struct DsOp {
-  DsConn *pConn;
-  const char *zFunc;      /* for messages */
-  DsMem mem;
-  DsStats stats;
-  DsSource *apSrc[2];     /* left and right rows */
-  int eType;              /* DS_JOIN_* */
-  DsTicker tick;          /* interrupt checks; the step it is in */
-  char *zErr;             /* message of the operator's own last error */
-  int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
-};
-
-int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
-             const char *zOperator);
-void dsOpFinish(DsOp *pOp);
-int dsOpCheckInterrupt(DsOp *pOp);
-int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
-char *dsOpErrMsg(DsOp *pOp, int rc);
-
-/* Call in CPU-only loops, once per row handled (dsOpTick) or with the
-** weight of the work done (dsOpTickN; see interrupt.c). */
-static inline int dsOpTick(DsOp *pOp){
-  return dsTickerTick(&pOp->tick, DS_TICK_ROW);
-}
-static inline int dsOpTickN(DsOp *pOp, u32 n){
-  return dsTickerTick(&pOp->tick, n);
-}
-/* The operator starts a step of its work (a static string). */
-static inline void dsOpStep(DsOp *pOp, const char *zStep){
-  dsTickerStep(&pOp->tick, zStep);
-}
 
 int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
                    DsPairIter **ppIter);
 int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 
-/* Plans (plan.c) */
-int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
-                     int *peStrategy, char **pzReason);
-
-/*
-** What the choice of the side to build on (a join's hash table, a cross
-** product's buffer) knows of the two inputs.  The caller fills apIn[],
-** anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds anRow[]
-** and abAtLeast[], counting only what the choice needs.
-*/
-typedef struct DsSides DsSides;
-struct DsSides {
-  DsInput *apIn[2];       /* left and right inputs */
-  i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
-  int nKey;               /* key columns carried per row (0: none) */
-  int anPay[2];           /* other columns carried per row, per side */
-  i64 anCap[2];           /* count a view or query up to this many rows */
-  i64 anRow[2];           /* rows found, -1 when unknown */
-  int abAtLeast[2];       /* anRow[s] is only as far as the count went */
-};
-int dsCountSides(DsConn *pConn, DsSides *p);
-int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
-char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
-                             i64 nBytes, const char *zWhat);
-int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
-char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*
 ** Spill files (spill.c): a temporary file of rows in the row format,
@@ -999,7 +1071,8 @@ int dsVtabColUsed(u64 mUsed, int iCol);
 /*************************************************************************
 ** Modules and functions
 */
-int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn,
+                       void (*xDestroy)(void *));
 int dsRegisterPlan(sqlite3 *db, DsConn *pConn);
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
 

@@ -63,8 +63,6 @@
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
 };
-static const char *const azSide[2] = { "left", "right" };
-
 static const DsVtabArgSpec dsJoinArgSpec = {
   DS_FUNC, DS_N_ARG, DS_N_REQUIRED, azArgName
 };
@@ -171,12 +169,12 @@ static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
   char *zWord = 0;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i],
+    rc = dsInputOpen(db, DS_FUNC, dsSideName(i), azValue[i],
                      &pTab->typed.apIn[i], pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i],
-                     azSide[i], azValue[2+i], &anKey[i], &pTab->aaiKey[i],
+                     dsSideName(i), azValue[2+i], &anKey[i], &pTab->aaiKey[i],
                      pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
@@ -765,7 +763,8 @@ static const sqlite3_module dsJoinModule = {
   .xRowid = dsJoinRowid,
 };
 
-int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn){
+/* xDestroy frees pConn with the module (dataset.c decides who owns it). */
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn, void (*xDestroy)(void *)){
   return sqlite3_create_module_v2(db, DS_FUNC, &dsJoinModule, pConn,
-                                  dsConnFree);
+                                  xDestroy);
 }

@@ -35,174 +35,6 @@
 #define DS_FUNC_PLAN "ds_join_plan"
 #define DS_TOP_KEYS  10
 
-/* A hash table larger than this is taken not to stay in a CPU's cache:
-** its probes miss, where the table of one of 32 partitions does not.
-** On uni 1M x 1M (tables of about 60 MB) repartitioning was 1.25 times
-** faster than broadcasting, with no spill (docs/strategies.md). */
-#define DS_CACHE_BYTES ((i64)16 << 20)
-
-static const char *const azSide[2] = { "left", "right" };
-
-/* Rough bytes a build row costs in memory: header, values, directory. */
-static i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
-  return (i64)DS_ROW_SIZE(0) + 16 + (nKeyBytes>0 ? nKeyBytes : 9*(i64)nKey)
-       + 16 * (i64)nPay;
-}
-
-/* Rough bytes a row of side s costs in memory, before its keys are read. */
-static i64 dsSideRowCost(const DsSides *p, int s){
-  return dsRowCostEstimate(p->nKey, p->anPay[s], 0);
-}
-
-/* Rows of side s: the caller's figure, else an estimate capped at
-** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
-static int dsSideRows(DsConn *pConn, DsSides *p, int s){
-  p->abAtLeast[s] = 0;
-  p->anRow[s] = p->anRowHint[s];
-  if( p->anRow[s]>=0 ) return SQLITE_OK;
-  return dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
-                             &p->anRow[s], &p->abAtLeast[s]);
-}
-
-/* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
-static char *dsRowsText(i64 n, int bAtLeast){
-  if( n<0 ) return sqlite3_mprintf("an unknown number of rows");
-  return sqlite3_mprintf("%s%lld row%s", bAtLeast ? "at least " : "", n,
-                         n==1 ? "" : "s");
-}
-
-/*
-** The side (0 left, 1 right) to take as the smaller, given each side's
-** rows (-1 when unknown, abAtLeast[] when counted only up to a cap): the
-** one with fewer rows when both are counted exactly; a counted one over
-** one that is not; an exact count over an "at least", whatever the two
-** figures (an "at least" that is the lower tells nothing: its input was
-** only counted so far); the right one when nothing tells them apart (a
-** cross product then buffers the second input, as crossWithTiny does).
-** Joins and cross products choose by this one rule.
-*/
-int dsSmallerSide(const i64 *anRow, const int *abAtLeast){
-  if( anRow[0]<0 || anRow[1]<0 ) return anRow[0]>=0 ? 0 : 1;
-  if( abAtLeast[0]!=abAtLeast[1] ) return abAtLeast[0] ? 1 : 0;
-  if( abAtLeast[0] ) return 1;
-  return anRow[0]<anRow[1] ? 0 : 1;
-}
-
-/*
-** How side iSmall came to be taken as the smaller, given each side's rows
-** (-1 when unknown, abAtLeast[] when counted only up to a cap), for the
-** reason of a join or a cross product: "the left input is the smaller (3
-** rows against 5 rows)", or, when the counts do not tell the sides apart,
-** that they do not and which side was taken.  NULL on OOM.
-*/
-char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
-  char *azRows[2];
-  char *zRet = 0;
-  azRows[0] = dsRowsText(anRow[0], abAtLeast[0]);
-  azRows[1] = dsRowsText(anRow[1], abAtLeast[1]);
-  if( azRows[0] && azRows[1] ){
-    if( anRow[0]<0 && anRow[1]<0 ){
-      zRet = sqlite3_mprintf("neither input's number of rows is known, so "
-                             "the %s input is taken as the smaller",
-                             azSide[iSmall]);
-    }else if( anRow[0]==anRow[1] && abAtLeast[0]==abAtLeast[1] ){
-      zRet = sqlite3_mprintf("both inputs have %s, so the %s input is taken "
-                             "as the smaller", azRows[0], azSide[iSmall]);
-    }else if( abAtLeast[0] && abAtLeast[1] ){
-      zRet = sqlite3_mprintf("both inputs were counted only so far (the left "
-                             "has %s, the right %s), so the %s input is taken "
-                             "as the smaller", azRows[0], azRows[1],
-                             azSide[iSmall]);
-    }else if( anRow[1-iSmall]>=0 && abAtLeast[1-iSmall]
-           && anRow[1-iSmall]<=anRow[iSmall] ){
-      zRet = sqlite3_mprintf("the %s input has %s and the %s input %s, "
-                             "counted only so far, so either may be the "
-                             "smaller: the %s input, whose size is known, is "
-                             "taken as the smaller", azSide[iSmall],
-                             azRows[iSmall], azSide[1-iSmall],
-                             azRows[1-iSmall], azSide[iSmall]);
-    }else{
-      zRet = sqlite3_mprintf("the %s input is the smaller (%s against %s)",
-                             azSide[iSmall], azRows[iSmall], azRows[1-iSmall]);
-    }
-  }
-  sqlite3_free(azRows[0]);
-  sqlite3_free(azRows[1]);
-  return zRet;
-}
-
-/* Can side s's rows be had without running it: the caller's figure, or
-** a table's (sqlite_stat1, or SQLite's count of a b-tree)? */
-static int dsSideCountIsCheap(const DsSides *p, int s){
-  return p->anRowHint[s]>=0 || p->apIn[s]->bPlainScan;
-}
-
-/*
-** Is side s, of p->anRow[s] rows (counted exactly), a table whose rows
-** fit in a CPU cache and in half the budget, beside a view or query?
-** Then it is the side built on (a join's hash table, a cross product's
-** buffer) whatever the size of the other side, which is therefore not
-** counted: counting a query runs it once more before the operator runs
-** it, and in a join of a join of ... of such views each level would run
-** its input twice, 2^n runs in all.  What the other's size could change
-** is little: had it been the smaller, its rows would have taken less
-** than this small table's.  *pnBytes gets the table's estimated size.
-*/
-static int dsIsSmallBesideQuery(DsConn *pConn, const DsSides *p, int s,
-                                i64 *pnBytes){
-  i64 nRow = p->anRow[s];
-  *pnBytes = nRow * dsSideRowCost(p, s);
-  return nRow>=0 && !p->abAtLeast[s] && dsSideCountIsCheap(p, s)
-      && !dsSideCountIsCheap(p, 1-s)
-      && *pnBytes<=DS_CACHE_BYTES && *pnBytes<=pConn->nMemLimit/2;
-}
-
-/*
-** The side that is a table small enough beside a view or query
-** (dsIsSmallBesideQuery), or -1.  *pnBytes gets its estimated size.
-** The join and the cross product build on that side by this one rule.
-*/
-int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes){
-  int s;
-  for(s=0; s<2; s++){
-    if( dsIsSmallBesideQuery(pConn, p, s, pnBytes) ) return s;
-  }
-  *pnBytes = -1;
-  return -1;
-}
-
-/*
-** "the right input has 300 rows and its hash table (about 15000 bytes)
-** fits in a CPU cache (...) and in half of memory_limit (...)", zWhat
-** naming what is built of side s; for the reason of the choice above.
-*/
-char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
-                             i64 nBytes, const char *zWhat){
-  return sqlite3_mprintf("the %s input has %lld row%s and its %s (about "
-      "%lld bytes) fits in a CPU cache (%lld bytes) and in half of "
-      "memory_limit (%lld bytes)", azSide[s], p->anRow[s],
-      p->anRow[s]==1 ? "" : "s", zWhat, nBytes, DS_CACHE_BYTES,
-      pConn->nMemLimit);
-}
-
-/*
-** Find out the rows of both sides, as far as the choice needs them: the
-** side that is cheap to count first, and the other not at all when the
-** first is small enough beside it (dsIsSmallBesideQuery).
-*/
-int dsCountSides(DsConn *pConn, DsSides *p){
-  int sFirst = !dsSideCountIsCheap(p, 0) && dsSideCountIsCheap(p, 1);
-  int i, rc = SQLITE_OK;
-  i64 nBytes;
-  p->anRow[0] = p->anRow[1] = -1;
-  p->abAtLeast[0] = p->abAtLeast[1] = 0;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    if( i==1 && dsSmallBesideQuery(pConn, p, &nBytes)>=0 ) break;
-    rc = dsSideRows(pConn, p, i ? 1-sFirst : sFirst);
-  }
-  return rc;
-}
-
 /* What the choice of a join's strategy knows of its sides before it
 ** counts: a count of a view or query stops at the rows whose table would
 ** fill half the budget, beyond which the exact size changes nothing. */
@@ -215,7 +47,8 @@ static void dsJoinSides(DsConn *pConn, const DsJoinSpec *pSpec,
     p->apIn[s] = pSpec->apIn[s];
     p->anRowHint[s] = pSpec->anRowHint[s];
     p->anPay[s] = pSpec->anPay[s];
-    p->anCap[s] = pConn->nMemLimit / 2 / dsSideRowCost(p, s) + 1;
+    p->anCap[s] = pConn->nMemLimit / 2
+                / dsRowCostEstimate(p->nKey, p->anPay[s], 0) + 1;
     p->anRow[s] = -1;
   }
 }
@@ -246,10 +79,10 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     char *zSmall = dsSmallBesideQueryText(pConn, pSides, iSmall, nBytes,
                                           "hash table");
     if( zSmall==0 ) return SQLITE_NOMEM;
-    *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
+    *peStrategy = dsHashHint(iSmall, 0);
     *pzReason = sqlite3_mprintf("%s: broadcast it, whatever the size of the "
         "%s input, a view or query, which the join does not count (a count "
-        "would run it once more)", zSmall, azSide[1-iSmall]);
+        "would run it once more)", zSmall, dsSideName(1-iSmall));
     sqlite3_free(zSmall);
     return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
   }
@@ -265,28 +98,26 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
   if( bFits && nBytes>DS_CACHE_BYTES
    && nOther>=0 && nBytes + nOther <= pConn->nMemLimit ){
-    *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
-                         : DS_HINT_REPARTITION_FIRST;
+    *peStrategy = dsHashHint(iSmall, 1);
     *pzReason = sqlite3_mprintf(
         "%s; its hash table (about %lld bytes) fits in half of memory_limit "
         "(%lld bytes) but not in a CPU cache (%lld bytes), and both sides "
         "fit in memory_limit together: partition both sides, so that each "
         "partition's table stays in the cache, and build on the %s",
-        zSmaller, nBytes, pConn->nMemLimit, DS_CACHE_BYTES, azSide[iSmall]);
+        zSmaller, nBytes, pConn->nMemLimit, DS_CACHE_BYTES, dsSideName(iSmall));
   }else if( bFits ){
-    *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
+    *peStrategy = dsHashHint(iSmall, 0);
     *pzReason = sqlite3_mprintf(
         "%s and its hash table (about %lld bytes) fits in half of "
         "memory_limit (%lld bytes): broadcast it",
         zSmaller, nBytes, pConn->nMemLimit);
   }else{
-    *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
-                         : DS_HINT_REPARTITION_FIRST;
+    *peStrategy = dsHashHint(iSmall, 1);
     *pzReason = sqlite3_mprintf(
         "%s but its hash table %s in half of memory_limit (%lld bytes): "
         "partition both sides and build on the %s", zSmaller,
         nBytes<0 ? "is of unknown size, so it may not fit" : "would not fit",
-        pConn->nMemLimit, azSide[iSmall]);
+        pConn->nMemLimit, dsSideName(iSmall));
   }
   sqlite3_free(zSmaller);
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
@@ -586,12 +417,10 @@ static i64 dsPlanMemory(const DsConn *pConn, const DsJoinSpec *pSpec,
                         const DsPlanCount *pCount, int eStrategy, int iBuild){
   i64 n = 0;
   int s;
+  /* A broadcast holds its build side only; the others hold both sides. */
+  int bOneSide = iBuild>=0 && !dsHintShape[eStrategy].bRepartition;
   for(s=0; s<2; s++){
-    if( eStrategy!=DS_HINT_SORT_MERGE && s!=iBuild
-     && eStrategy!=DS_HINT_REPARTITION_FIRST
-     && eStrategy!=DS_HINT_REPARTITION_SECOND ){
-      continue;
-    }
+    if( bOneSide && s!=iBuild ) continue;
     n += pCount->anRow[s] * dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s],
         pCount->anRow[s] ? pCount->anKeyBytes[s]/pCount->anRow[s] : 0);
   }
@@ -647,13 +476,7 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     }
   }
   if( rc==SQLITE_OK ){
-    switch( pCur->eStrategy ){
-      case DS_HINT_BROADCAST_FIRST:
-      case DS_HINT_REPARTITION_FIRST:  pCur->iBuild = 0; break;
-      case DS_HINT_BROADCAST_SECOND:
-      case DS_HINT_REPARTITION_SECOND: pCur->iBuild = 1; break;
-      default:                         pCur->iBuild = -1; break;
-    }
+    pCur->iBuild = dsHintShape[pCur->eStrategy].iBuild;
     pCur->zTopKeys = dsPlanTopJson(&count);
     nNeed = dsPlanMemory(pConn, pSpec, &count, pCur->eStrategy, pCur->iBuild);
     pCur->nMemory = nNeed;
@@ -750,7 +573,7 @@ static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       break;
     case PCOL_BUILD:
       if( pCur->iBuild>=0 ){
-        sqlite3_result_text(ctx, azSide[pCur->iBuild], -1, SQLITE_STATIC);
+        sqlite3_result_text(ctx, dsSideName(pCur->iBuild), -1, SQLITE_STATIC);
       }
       break;
     case PCOL_LEFT_ROWS:  sqlite3_result_int64(ctx, pCur->anRow[0]); break;
