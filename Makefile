@@ -1,6 +1,9 @@
 # dataset: Apache Flink's DataSet operators as a SQLite extension.
 #
 #   make             build build/dataset.so (build/dataset.dylib on macOS)
+#   make dist        the release files, into dist/ (docs/install.md): the
+#                    amalgamation dataset.c and dataset.h, the Python sdist
+#                    and wheel, the npm tarball
 #   make demo        build, then run every sql/examples/*.sql in the sqlite3 shell
 #   make test        build, then run the whole test suite
 #   make testfixture a tclsh with the extension linked in statically
@@ -74,7 +77,8 @@ TCL_LIBS   ?= $(shell pkg-config --libs tcl 2>/dev/null)
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
         sanitize valgrind deps-sanitize deps-valgrind \
-        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz
+        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz \
+        dist dist-python dist-npm deps-dist deps-dist-test
 
 all: $(LIB)
 
@@ -253,7 +257,7 @@ bench-callgrind: $(LIB) build/dsbench | deps-callgrind
 	callgrind_annotate --threshold=99 build/bench/callgrind.out | head -45
 
 clean:
-	rm -rf build
+	rm -rf build dist
 
 # --- Install ----------------------------------------------------------------
 # $(PREFIX)/lib/sqlite3/dataset.so   (.dylib on macOS) for .load and sqlite3_load_extension()
@@ -433,6 +437,75 @@ tsan: build/tsan/concurrency
 	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
 	fi
 
+# --- Release files (make dist; docs/install.md) ----------------------------
+# dist/dataset.c, dist/dataset.h  the amalgamation, by tools/amalgamate.tcl
+#                                 from ext/ and xxHash's header (found
+#                                 where the compiler finds it)
+# dist/sqlite-dataset-V.tar.gz    the Python sdist: compiles dataset.c at
+#                                 install
+# dist/sqlite_dataset-V-py3-none-PLATFORM.whl   the Python wheel
+# dist/sqlite-dataset-V.tgz       the npm tarball (`npm pack`), with the
+#                                 library for this platform; it compiles
+#                                 dataset.c at install on any other
+# The packages are built in build/dist/ from packaging/python and
+# packaging/npm, with the amalgamation and LICENSE copied beside them.
+# PYTHON is the Python whose setuptools, wheel and build make the Python
+# package (the system's: the one first on PATH may be a pyenv build
+# without them).  tests/packaging.test installs every file as users do.
+PYTHON    ?= /usr/bin/python3
+XXHASH_H  ?= $(shell $(CC) $(CPPFLAGS) $(CFLAGS) -M -include xxhash.h \
+               -x c /dev/null 2>/dev/null | \
+               tr ' \\' '\n\n' | grep '/xxhash\.h$$' | head -n 1)
+DIST_AMAL := dist/dataset.c dist/dataset.h
+DIST_LIB  := build/dist/dataset$(SO)
+
+dist: $(DIST_AMAL) dist-python dist-npm
+	@ls -l dist
+
+# One version everywhere: VERSION (ds_version()), the packages, CHANGELOG.md.
+dist/dataset.c: $(SRC) $(HDR) VERSION LICENSE tools/amalgamate.tcl \
+                packaging/python/sqlite_dataset/__init__.py \
+                packaging/npm/package.json CHANGELOG.md | deps-build deps-test
+	@v='$(VERSION)'; \
+	grep -q "^__version__ = \"$$v\"$$" packaging/python/sqlite_dataset/__init__.py || \
+	    { echo "packaging/python/sqlite_dataset/__init__.py: __version__ is not $$v (VERSION)"; exit 1; }; \
+	grep -q "^  \"version\": \"$$v\",$$" packaging/npm/package.json || \
+	    { echo "packaging/npm/package.json: version is not $$v (VERSION)"; exit 1; }; \
+	grep -q "^## $$v " CHANGELOG.md || \
+	    { echo "CHANGELOG.md: no section '## $$v (date)' for VERSION"; exit 1; }
+	$(TCLSH) tools/amalgamate.tcl dist '$(XXHASH_H)'
+
+dist/dataset.h: dist/dataset.c
+	@:
+
+# The amalgamation compiled alone, as its header comment says.
+$(DIST_LIB): dist/dataset.c
+	@mkdir -p build/dist
+	$(CC) -O2 -Wall -Wextra -shared -fPIC dist/dataset.c -o $@ -lm
+
+dist-python: $(DIST_AMAL) | deps-dist
+	rm -rf build/dist/python dist/sqlite-dataset-*.tar.gz \
+	    dist/sqlite_dataset-*.whl
+	@mkdir -p build/dist
+	cp -R packaging/python build/dist/python
+	cp $(DIST_AMAL) LICENSE build/dist/python/
+	cd build/dist/python && CC='$(CC)' $(PYTHON) -m build --no-isolation \
+	    --outdir '$(CURDIR)/dist' . > ../python.log 2>&1 || \
+	    { cat ../python.log; exit 1; }
+	@grep 'warning:' build/dist/python.log | grep -v 'byte-compiling' || true
+
+NPM_PLATFORM = $(shell node -p "require('./packaging/npm/platform.js')()")
+
+dist-npm: $(DIST_AMAL) $(DIST_LIB) | deps-dist
+	rm -rf build/dist/npm dist/sqlite-dataset-*.tgz
+	@mkdir -p build/dist
+	cp -R packaging/npm build/dist/npm
+	cp $(DIST_AMAL) LICENSE build/dist/npm/
+	mkdir -p build/dist/npm/prebuilds/$(NPM_PLATFORM)
+	cp $(DIST_LIB) build/dist/npm/prebuilds/$(NPM_PLATFORM)/
+	cd build/dist/npm && npm pack --pack-destination '$(CURDIR)/dist' \
+	    --loglevel warn
+
 # --- Debian packages ------------------------------------------------------
 # $(call ds_need,package:test-command ...) checks each package by its test
 # command and installs the missing ones (root) or says how (not root).
@@ -481,6 +554,16 @@ PKG_GRIND   := valgrind:'command -v callgrind_annotate'
 PKG_SAN     := libgcc-12-dev:'ls /usr/lib/gcc/*/*/libasan.so /usr/lib/gcc/*/*/libubsan.so'
 PKG_VALGRIND := valgrind:'command -v valgrind'
 PKG_TSAN    := libtsan2:'ldconfig -p | grep -q libtsan.so'
+# make dist: the Python package is built by $(PYTHON) with setuptools,
+# wheel and build; the npm package by npm.  tests/packaging.test also
+# installs them into virtual environments (venv) and compiles the
+# amalgamation with clang.
+PKG_DIST    := python3-setuptools:'$(PYTHON) -c "import setuptools"' \
+               python3-wheel:'$(PYTHON) -c "import wheel"' \
+               python3-build:'$(PYTHON) -m build --version' \
+               nodejs:'command -v node' npm:'command -v npm'
+PKG_DIST_TEST := python3-venv:'$(PYTHON) -c "import ensurepip, venv"' \
+               clang:'command -v clang'
 PKG_FUZZ    := clang:'command -v $(FUZZ_CC)' \
                libclang-rt-14-dev:'test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a)"'
 
@@ -506,3 +589,7 @@ deps-tsan:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TSAN))
 deps-fuzz:
 	$(call ds_need,$(PKG_BUILD) $(PKG_FUZZ))
+deps-dist:
+	$(call ds_need,$(PKG_DIST))
+deps-dist-test:
+	$(call ds_need,$(PKG_DIST) $(PKG_DIST_TEST))
