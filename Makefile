@@ -510,10 +510,11 @@ dist-npm: $(DIST_AMAL) $(DIST_LIB) | deps-dist
 # $(call ds_need,package:test-command ...) checks each package by its test
 # command and installs the missing ones (root) or says how (not root).
 define ds_need
-	@missing=""; \
+	@missing=""; why=""; \
 	for spec in $(1); do \
 	    pkg=$${spec%%:*}; check=$${spec#*:}; \
-	    sh -c "$$check" >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	    sh -c "$$check" >/dev/null 2>&1 || { missing="$$missing $$pkg"; \
+	        why="$$why    $$pkg: $$check failed\n"; }; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -529,6 +530,7 @@ define ds_need
 	        exit 1; \
 	    else \
 	        echo "Missing (named as Debian packages):$$missing"; \
+	        printf %b "$$why"; \
 	        echo "This is not a Debian system: install what they provide" \
 	             "with its own package manager."; \
 	        exit 1; \
