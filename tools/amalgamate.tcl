@@ -168,8 +168,8 @@ append c {/*
 ** sqlite3_auto_extension((void (*)(void))sqlite3_dataset_init), declared
 ** in dataset.h.  It needs SQLite 3.38.0 or newer at run time.
 **
-** xxHash's header (xxhash.h, BSD 2-Clause licence, Copyright (C) 2012-2020
-** Yann Collet) is inlined below, its licence with it.
+** xxHash's header (xxhash.h, BSD 2-Clause licence) is inlined below, its
+** licence with it.
 */
 }
 append c "#ifndef DS_VERSION\n# define DS_VERSION \"$version\"\n#endif\n"
