@@ -198,6 +198,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
                       pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
+  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
   if( rc==SQLITE_OK ){
@@ -230,6 +231,7 @@ int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
     return rc;
   }
   p->bDone = 1;
+  dsOpEnded(&p->op);
   if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
   return rc;
 }
