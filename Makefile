@@ -454,7 +454,8 @@ PKG_BUILD   := libsqlite3-dev:'test -f /usr/include/sqlite3.h' \
                libxxhash-dev:'test -f /usr/include/xxhash.h'
 PKG_DEMO    := sqlite3:'command -v sqlite3'
 PKG_TEST    := tcl:'command -v tclsh' \
-               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh'
+               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh' \
+               bsdutils:'command -v script'
 PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
 PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
