@@ -5,7 +5,7 @@
 ** 2 s) draws one line on standard error, only when standard error is a
 ** terminal, and redraws it a few times a second:
 **
-**   ds_join_hint: probing [####......] 45% 4.5M/10.0M rows, 3.1s, 3.8s left, 12.0 MiB spilled
+**   ds_join_hint: probing [####......] 45% 5.0M/11.0M rows, 3.1s, 3.7s left, 12.0 MiB spilled
 **
 ** (cut to the terminal's width).  The line is erased, with
 ** "\r\033[K", when the operator ends, fails or is interrupted, so that
