@@ -231,8 +231,13 @@ int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
     return rc;
   }
   p->bDone = 1;
-  dsOpEnded(&p->op);
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  /* One call on either path (dsOpErrMsg erases the line too): the
+  ** per-row path of this function saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(&p->op, rc);
+  }else{
+    dsOpEnded(&p->op);
+  }
   return rc;
 }
 

@@ -140,9 +140,9 @@ void dsProgressStart(DsOp *pOp){
 static void dsProgressCount(char *z, size_t nz, i64 n){
   if( n<100000 ){
     snprintf(z, nz, "%lld", (long long)n);
-  }else if( n<10000000 ){
+  }else if( n<999950 ){
     snprintf(z, nz, "%.1fK", (double)n/1e3);
-  }else if( n<10000000000LL ){
+  }else if( n<999950000 ){
     snprintf(z, nz, "%.1fM", (double)n/1e6);
   }else{
     snprintf(z, nz, "%.1fG", (double)n/1e9);
