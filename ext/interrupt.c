@@ -34,12 +34,11 @@
 **
 ** A ticker also holds what its operator is doing (dsTickerStep: "hash
 ** table", "radix sort", ...), for ds_last_stats() to name the step an
-** operator failed in ("stopped_in"), for the progress line (progress.c),
-** which each check also gives a chance to redraw, and, in test builds
-** (-DDS_TEST_HOOKS),
-** for a hook that the SQL function ds_test_hook() installs on a connection
-** and that is called at each new step: tests/interrupt.c interrupts at
-** chosen moments with it.
+** operator failed in ("stopped_in"), for the phase of the progress line
+** (progress.c, which each check also lets redraw), and, in test builds
+** (-DDS_TEST_HOOKS), for a hook that the SQL function ds_test_hook()
+** installs on a connection and that is called at each new step:
+** tests/interrupt.c interrupts at chosen moments with it.
 */
 #include "dataset_int.h"
 

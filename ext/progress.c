@@ -31,7 +31,8 @@
 **   dsProgressAdvance  from a reader, per batch read
 **   dsProgressCheck    from the ticker's periodic check
 **   dsProgressKnowRows an input's row count became known (plan.c)
-**   dsProgressEnd      the operator ended or failed: erase the line
+**   dsProgressEnd      the operator ended or failed: erase the line, give
+**                      the connection's line up
 **   dsProgressFinish   from dsOpFinish(): erase and free
 **
 ** Rows expected are the sum of both inputs' counts where every one is
@@ -64,6 +65,7 @@ struct DsProgress {
   int bPhaseNew;          /* the phase changed since the last draw */
   int bDrawn;             /* a line is on the terminal */
   int bEnded;             /* never draw again */
+  int bPlanning;          /* its step is "plan": its counts are its own */
   int nBatch;             /* reader batches since the last check */
   int nBatchEvery;        /* check every this many */
   int nWidth;             /* columns of the terminal */
@@ -132,6 +134,7 @@ void dsProgressStart(DsOp *pOp){
   p->nWidth = 80;
   if( ioctl(2, TIOCGWINSZ, &ws)==0 && ws.ws_col>=20 ) p->nWidth = ws.ws_col;
   p->anTotal[0] = p->anTotal[1] = -1;
+  p->bPlanning = 1;
   pConn->pProgress = p;
   pOp->tick.pProg = p;
 }
@@ -242,6 +245,7 @@ void dsProgressAdvance(DsProgress *p){
 
 void dsProgressStep(DsProgress *p, const char *zStep){
   const char *zPhase = dsProgressPhase(zStep);
+  p->bPlanning = strcmp(zStep, "plan")==0;
   if( zPhase==p->zPhase ) return;
   p->zPhase = zPhase;
   p->bPhaseNew = 1;
@@ -250,10 +254,16 @@ void dsProgressStep(DsProgress *p, const char *zStep){
   if( p->msDelay==0 && !p->bEnded ) dsProgressDraw(p, dsNowMs());
 }
 
-/* Input iSide of the operator that owns the line has nRow rows. */
+/*
+** Input iSide of the operator planning has nRow rows (plan.c).  Taken
+** only while the operator that owns the line plans: not from one run
+** inside its input (deeper nesting), nor from another operator of the
+** same statement that plans later (the owner is past its plan by then).
+*/
 void dsProgressKnowRows(DsConn *pConn, int iSide, i64 nRow){
   DsProgress *p = pConn->pProgress;
-  if( p==0 || p->nNesting!=pConn->nNesting || iSide<0 || iSide>1 ) return;
+  if( p==0 || !p->bPlanning || p->nNesting!=pConn->nNesting ) return;
+  if( iSide<0 || iSide>1 ) return;
   p->anTotal[iSide] = nRow;
 }
 
@@ -270,17 +280,23 @@ void dsProgressInputs(DsOp *pOp, DsInput *const apIn[2]){
   }
 }
 
+/*
+** The operator handed out its last row or failed: erase the line, and
+** give the connection's line up, so that another operator of the same
+** statement, run while this one's cursor stays open, can draw its own.
+*/
 void dsProgressEnd(DsProgress *p){
+  DsConn *pConn = p->pOp->pConn;
   if( p->bDrawn ) dsProgressWrite("\r\033[K", 4);
   p->bDrawn = 0;
   p->bEnded = 1;
+  if( pConn->pProgress==p ) pConn->pProgress = 0;
 }
 
 void dsProgressFinish(DsOp *pOp){
   DsProgress *p = pOp->tick.pProg;
   if( p==0 ) return;
   dsProgressEnd(p);
-  if( pOp->pConn->pProgress==p ) pOp->pConn->pProgress = 0;
   pOp->tick.pProg = 0;
   sqlite3_free(p);
 }
