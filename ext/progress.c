@@ -226,12 +226,13 @@ static void dsProgressDraw(DsProgress *p, double tNow){
 }
 
 /* The periodic check: draw if the operator has run past the delay and
-** the last draw is old enough (or, with no delay, always). */
+** the last draw is old enough (or, with no delay, always), or a line
+** shows and the phase changed since. */
 void dsProgressCheck(DsProgress *p){
   double tNow;
   if( p->bEnded ) return;
   tNow = dsNowMs();
-  if( tNow < p->tNext ) return;
+  if( tNow < p->tNext && !(p->bPhaseNew && p->bDrawn) ) return;
   p->tNext = tNow + (p->msDelay==0 ? 0 : DS_PROGRESS_INTERVAL_MS);
   dsProgressDraw(p, tNow);
 }
