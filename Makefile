@@ -545,7 +545,8 @@ PKG_BUILD   := libsqlite3-dev:'$(call HAVE_HDR,sqlite3.h)' \
                libxxhash-dev:'$(call HAVE_HDR,xxhash.h)'
 PKG_DEMO    := sqlite3:'command -v sqlite3'
 PKG_TEST    := tcl:'command -v tclsh' \
-               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh'
+               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh' \
+               bsdutils:'command -v script'
 PKG_PKGCONF := pkg-config:'command -v pkg-config'
 PKG_FIXTURE := $(PKG_PKGCONF) \
                tcl-dev:'$(CC) $$(pkg-config --cflags tcl) -E -include tcl.h -x c /dev/null'

@@ -227,6 +227,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
     p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(nMaxCol + 1));
     if( p->aVal==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsSorterOpen(pOp, pOp->apSrc[i], DS_ORDER_GROUP, &p->apSorter[i]);
@@ -253,7 +254,13 @@ int dsCoGroupNext(DsCoGroup *p, char **pzErr){
     return rc;
   }
   p->bDone = 1;
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  /* One call on either path (dsOpErrMsg erases the line too): the
+  ** per-row path of this function saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(&p->op, rc);
+  }else{
+    dsOpEnded(&p->op);
+  }
   return rc;
 }
 

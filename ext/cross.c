@@ -198,6 +198,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
                       pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
+  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
   if( rc==SQLITE_OK ){
@@ -230,7 +231,13 @@ int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
     return rc;
   }
   p->bDone = 1;
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  /* One call on either path (dsOpErrMsg erases the line too): the
+  ** per-row path of this function saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(&p->op, rc);
+  }else{
+    dsOpEnded(&p->op);
+  }
   return rc;
 }
 

@@ -127,6 +127,7 @@ int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
   dsMemInit(&pOp->mem, pConn);
   dsStatsInit(&pOp->stats, zOperator);
   dsTickerInit(&pOp->tick, pConn);
+  dsProgressStart(pOp);
   return SQLITE_OK;
 }
 
@@ -146,6 +147,7 @@ void dsOpFinish(DsOp *pOp){
     }
   }
   dsTickerFinish(&pOp->tick);
+  dsProgressFinish(pOp);
   sqlite3_free(pOp->zErr);
   pOp->zErr = 0;
   pOp->stats.nPeakMem = pOp->mem.nPeak;
@@ -192,6 +194,7 @@ static char *dsOpMessage(DsOp *pOp, int rc){
 /* That message, as the operator fails with it (see above). */
 char *dsOpErrMsg(DsOp *pOp, int rc){
   char *zMsg = dsOpMessage(pOp, rc);
+  dsOpEnded(pOp);
   /* Every failure of a running operator comes here: remember where it
   ** stopped, and what the statement says, for ds_last_stats(). */
   if( pOp->stats.rcStop==0 ){
@@ -200,6 +203,15 @@ char *dsOpErrMsg(DsOp *pOp, int rc){
     if( zMsg ) pOp->stats.zMessage = sqlite3_mprintf("%s", zMsg);
   }
   return zMsg;
+}
+
+/*
+** The operator handed out its last row, or failed: erase its progress
+** line now, before SQLite hands a result or an error message to the
+** caller (the cursor, and so dsOpFinish(), may close only later).
+*/
+void dsOpEnded(DsOp *pOp){
+  if( pOp->tick.pProg ) dsProgressEnd(pOp->tick.pProg);
 }
 
 /*************************************************************************
@@ -274,6 +286,7 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
     pOp->stats.zReason = sqlite3_mprintf("as hinted");
     if( pOp->stats.zReason==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ){
     pOp->stats.zStrategy = dsHintName[eStrategy];
@@ -312,7 +325,13 @@ int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr){
   }
   pIter->nQueue = 0;
   p->bDone = 1;
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  /* One call on either path (dsOpErrMsg erases the line too): the
+  ** per-row path of this function saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(&p->op, rc);
+  }else{
+    dsOpEnded(&p->op);
+  }
   return rc;
 }
 

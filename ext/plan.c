@@ -57,11 +57,18 @@ static i64 dsSideRowCost(const DsSides *p, int s){
 /* Rows of side s: the caller's figure, else an estimate capped at
 ** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
 static int dsSideRows(DsConn *pConn, DsSides *p, int s){
+  int rc = SQLITE_OK;
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
-  if( p->anRow[s]>=0 ) return SQLITE_OK;
-  return dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
+  if( p->anRow[s]<0 ){
+    rc = dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
                              &p->anRow[s], &p->abAtLeast[s]);
+  }
+  /* An exact count is the progress line's total for the side. */
+  if( rc==SQLITE_OK && p->anRow[s]>=0 && !p->abAtLeast[s] ){
+    dsProgressKnowRows(pConn, s, p->anRow[s]);
+  }
+  return rc;
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
