@@ -1,6 +1,9 @@
 # dataset: Apache Flink's DataSet operators as a SQLite extension.
 #
-#   make             build build/dataset.so
+#   make             build build/dataset.so (build/dataset.dylib on macOS)
+#   make dist        the release files, into dist/ (docs/install.md): the
+#                    amalgamation dataset.c and dataset.h, the Python sdist
+#                    and wheel, the npm tarball
 #   make demo        build, then run every sql/examples/*.sql in the sqlite3 shell
 #   make test        build, then run the whole test suite
 #   make testfixture a tclsh with the extension linked in statically
@@ -47,7 +50,8 @@
 #                    found (libFuzzer's -merge=1)
 #
 # Missing Debian packages are installed with apt-get when run as root;
-# otherwise make stops and prints the command that installs them.
+# otherwise make stops and prints the command that installs them (on a
+# system without apt-get: what is missing, by its Debian name).
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
@@ -55,6 +59,9 @@ SQLITE3 ?= sqlite3
 TCLSH   ?= tclsh
 
 VERSION   := $(shell cat VERSION)
+# Shared libraries are .dylib on macOS, .so elsewhere.
+SO        := $(if $(filter Darwin,$(shell uname -s)),.dylib,.so)
+LIB       := build/dataset$(SO)
 DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fPIC \
              -pthread -DDS_VERSION='"$(VERSION)"'
 # The shared library exports sqlite3_dataset_init alone: hidden symbols let
@@ -62,17 +69,20 @@ DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fPIC \
 SO_CFLAGS := -fvisibility=hidden -flto=auto
 SRC       := $(wildcard ext/*.c)
 HDR       := $(wildcard ext/*.h)
-TCL_INC   ?= /usr/include/tcl8.6
+# Tcl's flags as pkg-config gives them (installed by deps-fixture).
+TCL_CFLAGS ?= $(shell pkg-config --cflags tcl 2>/dev/null)
+TCL_LIBS   ?= $(shell pkg-config --libs tcl 2>/dev/null)
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
         sanitize valgrind deps-sanitize deps-valgrind \
-        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz
+        interrupt tsan deps-tsan soak fuzz fuzz-merge deps-fuzz \
+        dist dist-python dist-npm deps-dist deps-dist-test
 
-all: build/dataset.so
+all: $(LIB)
 
-build/dataset.so: $(SRC) $(HDR) | deps-build
+$(LIB): $(SRC) $(HDR) | deps-build
 	@mkdir -p build
 	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
 
@@ -81,15 +91,15 @@ testfixture: build/testfixture
 # -DDS_TEST_HOOKS: the test-only code of ext/ (the spill-file fault hooks
 # of spill.c, ds_test_hook() of interrupt.c), for test programs only, never
 # in build/dataset.so or libsqlite3_dataset.a.
-FIXTURE_CFLAGS := -DSQLITE_CORE -DDS_TEST_HOOKS -Iext -I$(TCL_INC)
-FIXTURE_LIBS   := -lsqlite3 -ltcl8.6 -lm
+FIXTURE_CFLAGS  = -DSQLITE_CORE -DDS_TEST_HOOKS -Iext $(TCL_CFLAGS)
+FIXTURE_LIBS    = -lsqlite3 $(TCL_LIBS) -lm
 
 build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
 	@mkdir -p build
 	$(CC) $(DS_CFLAGS) $(CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
 	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
 
-demo: build/dataset.so | deps-demo
+demo: $(LIB) | deps-demo
 	@for f in sql/examples/*.sql; do \
 	    echo "==> $$f"; \
 	    $(SQLITE3) -batch -bail :memory: < "$$f" || exit 1; \
@@ -100,9 +110,11 @@ demo: build/dataset.so | deps-demo
 # except faults.test, which needs the test program's fault injection and
 # so runs in build/testfixture (DS_TESTFIXTURE); one total ends the run.
 # The suite also runs the soak driver briefly (tests/soak.test) and replays
-# the fuzz corpus (tests/fuzz.test): both are built first.
-test: build/dataset.so build/testfixture build/soak build/fuzz_replay | deps-test
-	DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl $(TESTS)
+# the fuzz corpus (tests/fuzz.test): both are built first.  TESTS globs
+# reach runall.tcl unexpanded (set -f): the shell would expand packaging*
+# to the directory packaging/.
+test: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
+	set -f; DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl $(TESTS)
 
 # --- Sanitizers and valgrind (docs/reliability.md) --------------------------
 # make sanitize: the whole suite (every tests/*.test, sql/examples, docs
@@ -143,7 +155,7 @@ $(SAN_DIR)/sqlite3: tests/sanitizer_shell.sh $(SAN_DIR)/dataset.so
 	chmod +x $@
 
 sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 build/soak build/fuzz_replay | deps-test
-	$(SAN_ENV) $(SAN_DIR)/testfixture tests/runall.tcl $(TESTS)
+	set -f; $(SAN_ENV) $(SAN_DIR)/testfixture tests/runall.tcl $(TESTS)
 
 # make valgrind: the same suite under valgrind's memcheck (tests/valgrind.tcl):
 # build/testfixture and every child it starts (test files, the sqlite3
@@ -152,8 +164,8 @@ sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 build/soak build/fuzz_replay
 # failure of valgrind's emulation of SQLite's long double arithmetic, not
 # of the extension.  Slow (an hour or more); not part of CI.
 # DS_FAULT_STEP samples faults.test's allocation loops.
-valgrind: build/testfixture build/dataset.so | deps-test deps-valgrind
-	DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
+valgrind: build/testfixture $(LIB) | deps-test deps-valgrind
+	set -f; DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
 	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
 	    $(TCLSH) tests/valgrind.tcl build/testfixture $(TESTS)
 
@@ -227,15 +239,15 @@ build/dsbench: bench/bench.c | deps-build
 	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -o $@ bench/bench.c $(LDFLAGS) \
 	    -lsqlite3 -lm
 
-bench: build/dataset.so build/dsbench | deps-bench
+bench: $(LIB) build/dsbench | deps-bench
 	build/dsbench run --reps $(or $(REPS),5) $(BENCH_OPTS)
 	$(BENCH_REPORT)
 
-bench-quick: build/dataset.so build/dsbench | deps-bench
+bench-quick: $(LIB) build/dsbench | deps-bench
 	build/dsbench run --quick --reps $(or $(REPS),3) $(BENCH_OPTS)
 	$(BENCH_REPORT)
 
-bench-callgrind: build/dataset.so build/dsbench | deps-callgrind
+bench-callgrind: $(LIB) build/dsbench | deps-callgrind
 	@test -n "$(CASE)" || { echo "usage: make bench-callgrind CASE=NAME" \
 	    "(build/dsbench list prints the names)"; exit 1; }
 	build/dsbench gen '$(CASE)'
@@ -245,10 +257,10 @@ bench-callgrind: build/dataset.so build/dsbench | deps-callgrind
 	callgrind_annotate --threshold=99 build/bench/callgrind.out | head -45
 
 clean:
-	rm -rf build
+	rm -rf build dist
 
 # --- Install ----------------------------------------------------------------
-# $(PREFIX)/lib/sqlite3/dataset.so   for .load and sqlite3_load_extension()
+# $(PREFIX)/lib/sqlite3/dataset.so   (.dylib on macOS) for .load and sqlite3_load_extension()
 # $(PREFIX)/lib/libsqlite3_dataset.a the same code built with -DSQLITE_CORE,
 #                                    for programs that link it in
 # $(PREFIX)/include/dataset.h        sqlite3_dataset_init() for those
@@ -257,15 +269,15 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 EXTDIR     ?= $(LIBDIR)/sqlite3
 
-install: build/dataset.so build/libsqlite3_dataset.a
+install: $(LIB) build/libsqlite3_dataset.a
 	install -d $(DESTDIR)$(EXTDIR) $(DESTDIR)$(INCLUDEDIR)
-	install -m 644 build/dataset.so $(DESTDIR)$(EXTDIR)/dataset.so
+	install -m 644 $(LIB) $(DESTDIR)$(EXTDIR)/dataset$(SO)
 	install -m 644 build/libsqlite3_dataset.a \
 	    $(DESTDIR)$(LIBDIR)/libsqlite3_dataset.a
 	install -m 644 ext/dataset.h $(DESTDIR)$(INCLUDEDIR)/dataset.h
 
 uninstall:
-	rm -f $(DESTDIR)$(EXTDIR)/dataset.so \
+	rm -f $(DESTDIR)$(EXTDIR)/dataset$(SO) \
 	    $(DESTDIR)$(LIBDIR)/libsqlite3_dataset.a \
 	    $(DESTDIR)$(INCLUDEDIR)/dataset.h
 	rmdir $(DESTDIR)$(EXTDIR) 2>/dev/null || true
@@ -305,8 +317,8 @@ build/dynamic_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-build
 
 build/sqlcipher_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-sqlcipher
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -I/usr/include/sqlcipher -o $@ \
-	    tests/clients/dynamic.c $(LDFLAGS) -lsqlcipher
+	$(CC) $(DS_CFLAGS) $(CFLAGS) $$(pkg-config --cflags sqlcipher) -o $@ \
+	    tests/clients/dynamic.c $(LDFLAGS) $$(pkg-config --libs sqlcipher)
 
 build/test/needs4/dataset.so: $(SRC) $(HDR) | deps-build
 	@mkdir -p build/test/needs4
@@ -425,14 +437,84 @@ tsan: build/tsan/concurrency
 	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
 	fi
 
+# --- Release files (make dist; docs/install.md) ----------------------------
+# dist/dataset.c, dist/dataset.h  the amalgamation, by tools/amalgamate.tcl
+#                                 from ext/ and xxHash's header (found
+#                                 where the compiler finds it)
+# dist/sqlite-dataset-V.tar.gz    the Python sdist: compiles dataset.c at
+#                                 install
+# dist/sqlite_dataset-V-py3-none-PLATFORM.whl   the Python wheel
+# dist/sqlite-dataset-V.tgz       the npm tarball (`npm pack`), with the
+#                                 library for this platform; it compiles
+#                                 dataset.c at install on any other
+# The packages are built in build/dist/ from packaging/python and
+# packaging/npm, with the amalgamation and LICENSE copied beside them.
+# PYTHON is the Python whose setuptools, wheel and build make the Python
+# package (the system's: the one first on PATH may be a pyenv build
+# without them).  tests/packaging.test installs every file as users do.
+PYTHON    ?= /usr/bin/python3
+XXHASH_H  ?= $(shell $(CC) $(CPPFLAGS) $(CFLAGS) -M -include xxhash.h \
+               -x c /dev/null 2>/dev/null | \
+               tr ' \\' '\n\n' | grep '/xxhash\.h$$' | head -n 1)
+DIST_AMAL := dist/dataset.c dist/dataset.h
+DIST_LIB  := build/dist/dataset$(SO)
+
+dist: $(DIST_AMAL) dist-python dist-npm
+	@ls -l dist
+
+# One version everywhere: VERSION (ds_version()), the packages, CHANGELOG.md.
+dist/dataset.c: $(SRC) $(HDR) VERSION LICENSE tools/amalgamate.tcl \
+                packaging/python/sqlite_dataset/__init__.py \
+                packaging/npm/package.json CHANGELOG.md | deps-build deps-test
+	@v='$(VERSION)'; \
+	grep -q "^__version__ = \"$$v\"$$" packaging/python/sqlite_dataset/__init__.py || \
+	    { echo "packaging/python/sqlite_dataset/__init__.py: __version__ is not $$v (VERSION)"; exit 1; }; \
+	grep -q "^  \"version\": \"$$v\",$$" packaging/npm/package.json || \
+	    { echo "packaging/npm/package.json: version is not $$v (VERSION)"; exit 1; }; \
+	grep -q "^## $$v " CHANGELOG.md || \
+	    { echo "CHANGELOG.md: no section '## $$v (date)' for VERSION"; exit 1; }
+	$(TCLSH) tools/amalgamate.tcl dist '$(XXHASH_H)'
+
+dist/dataset.h: dist/dataset.c
+	@:
+
+# The amalgamation compiled alone, as its header comment says.
+$(DIST_LIB): dist/dataset.c
+	@mkdir -p build/dist
+	$(CC) -O2 -Wall -Wextra -shared -fPIC dist/dataset.c -o $@ -lm
+
+dist-python: $(DIST_AMAL) | deps-dist
+	rm -rf build/dist/python dist/sqlite-dataset-*.tar.gz \
+	    dist/sqlite_dataset-*.whl
+	@mkdir -p build/dist
+	cp -R packaging/python build/dist/python
+	cp $(DIST_AMAL) LICENSE build/dist/python/
+	cd build/dist/python && CC='$(CC)' $(PYTHON) -m build --no-isolation \
+	    --outdir '$(CURDIR)/dist' . > ../python.log 2>&1 || \
+	    { cat ../python.log; exit 1; }
+	@grep 'warning:' build/dist/python.log | grep -v 'byte-compiling' || true
+
+NPM_PLATFORM = $(shell node -p "require('./packaging/npm/platform.js')()")
+
+dist-npm: $(DIST_AMAL) $(DIST_LIB) | deps-dist
+	rm -rf build/dist/npm dist/sqlite-dataset-*.tgz
+	@mkdir -p build/dist
+	cp -R packaging/npm build/dist/npm
+	cp $(DIST_AMAL) LICENSE build/dist/npm/
+	mkdir -p build/dist/npm/prebuilds/$(NPM_PLATFORM)
+	cp $(DIST_LIB) build/dist/npm/prebuilds/$(NPM_PLATFORM)/
+	cd build/dist/npm && npm pack --pack-destination '$(CURDIR)/dist' \
+	    --loglevel warn
+
 # --- Debian packages ------------------------------------------------------
 # $(call ds_need,package:test-command ...) checks each package by its test
 # command and installs the missing ones (root) or says how (not root).
 define ds_need
-	@missing=""; \
+	@missing=""; why=""; \
 	for spec in $(1); do \
 	    pkg=$${spec%%:*}; check=$${spec#*:}; \
-	    sh -c "$$check" >/dev/null 2>&1 || missing="$$missing $$pkg"; \
+	    sh -c "$$check" >/dev/null 2>&1 || { missing="$$missing $$pkg"; \
+	        why="$$why    $$pkg: $$check failed\n"; }; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -442,26 +524,49 @@ define ds_need
 	        { apt-get update -q >/dev/null 2>&1 && \
 	          apt-get install -y -q $$missing >/dev/null; } || \
 	        { echo "apt-get could not install:$$missing"; exit 1; }; \
-	    else \
+	    elif command -v apt-get >/dev/null 2>&1; then \
 	        echo "Missing packages:$$missing"; \
 	        echo "Install them with:  sudo apt-get install -y$$missing"; \
+	        exit 1; \
+	    else \
+	        echo "Missing (named as Debian packages):$$missing"; \
+	        printf %b "$$why"; \
+	        echo "This is not a Debian system: install what they provide" \
+	             "with its own package manager."; \
 	        exit 1; \
 	    fi; \
 	fi
 endef
 
-PKG_BUILD   := libsqlite3-dev:'test -f /usr/include/sqlite3.h' \
-               libxxhash-dev:'test -f /usr/include/xxhash.h'
+# Headers are looked for where the compiler looks, not at a path of one
+# system.
+HAVE_HDR     = $(CC) $(CPPFLAGS) $(CFLAGS) -E -include $(1) -x c /dev/null
+PKG_BUILD   := libsqlite3-dev:'$(call HAVE_HDR,sqlite3.h)' \
+               libxxhash-dev:'$(call HAVE_HDR,xxhash.h)'
 PKG_DEMO    := sqlite3:'command -v sqlite3'
 PKG_TEST    := tcl:'command -v tclsh' \
-               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh'
-PKG_FIXTURE := tcl-dev:'test -f $(TCL_INC)/tcl.h'
-PKG_SQLCIPHER := libsqlcipher-dev:'test -f /usr/include/sqlcipher/sqlite3.h'
+               libsqlite3-tcl:'echo "exit [catch {package require sqlite3}]" | tclsh' \
+               bsdutils:'command -v script'
+PKG_PKGCONF := pkg-config:'command -v pkg-config'
+PKG_FIXTURE := $(PKG_PKGCONF) \
+               tcl-dev:'$(CC) $$(pkg-config --cflags tcl) -E -include tcl.h -x c /dev/null'
+PKG_SQLCIPHER := $(PKG_PKGCONF) \
+               libsqlcipher-dev:'pkg-config --exists sqlcipher'
 PKG_BENCH   := tcl:'command -v tclsh' gnuplot-nox:'command -v gnuplot'
 PKG_GRIND   := valgrind:'command -v callgrind_annotate'
 PKG_SAN     := libgcc-12-dev:'ls /usr/lib/gcc/*/*/libasan.so /usr/lib/gcc/*/*/libubsan.so'
 PKG_VALGRIND := valgrind:'command -v valgrind'
 PKG_TSAN    := libtsan2:'ldconfig -p | grep -q libtsan.so'
+# make dist: the Python package is built by $(PYTHON) with setuptools,
+# wheel and build; the npm package by npm.  tests/packaging.test also
+# installs them into virtual environments (venv) and compiles the
+# amalgamation with clang.
+PKG_DIST    := python3-setuptools:'$(PYTHON) -c "import setuptools"' \
+               python3-wheel:'$(PYTHON) -c "import wheel"' \
+               python3-build:'$(PYTHON) -m build --version' \
+               nodejs:'command -v node' npm:'command -v npm'
+PKG_DIST_TEST := python3-venv:'$(PYTHON) -c "import ensurepip, venv"' \
+               clang:'command -v clang'
 PKG_FUZZ    := clang:'command -v $(FUZZ_CC)' \
                libclang-rt-14-dev:'test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-x86_64.a)"'
 
@@ -487,3 +592,7 @@ deps-tsan:
 	$(call ds_need,$(PKG_BUILD) $(PKG_TSAN))
 deps-fuzz:
 	$(call ds_need,$(PKG_BUILD) $(PKG_FUZZ))
+deps-dist:
+	$(call ds_need,$(PKG_DIST))
+deps-dist-test:
+	$(call ds_need,$(PKG_DIST) $(PKG_DIST_TEST))

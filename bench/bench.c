@@ -44,9 +44,13 @@
 ** QUERY is `count` (count(*) over the join: only the keys are read),
 ** `sum` (count(*), sum(p.pi), sum(b.br): a payload column of each side),
 ** `all` (every column of every output row is fetched by this program),
-** and `sum.mem`/`sum.lim4` (the spill group: sum with the default memory
+** `sum.mem`/`sum.lim4` (the spill group: sum with the default memory
 ** limit, and with memory_limit set to a quarter of what the build side
-** took in memory).  FORM is
+** took in memory), and `sum.prog` (sum with ds_config('progress', 1), on
+** the largest uni dataset, in the inner sum group so that it alternates
+** with sum: the cost of the progress line, which is drawn only when
+** standard error is a terminal, so run the benchmark from one, or under
+** script(1), for it to measure anything but the off path).  FORM is
 **
 **     native  SQLite's own join, default settings, written as a user
 **             would: probe table first, build table second (without
@@ -181,8 +185,9 @@ static const char *const azJtSql[] = { "INNER", "LEFT_OUTER", "FULL_OUTER" };
 #define Q_ALL     2
 #define Q_SUM_MEM 3       /* spill group: default memory_limit */
 #define Q_SUM_LIM 4       /* spill group: memory_limit = in-memory peak / 4 */
+#define Q_SUM_PROG 5      /* sum with ds_config('progress', 1) */
 static const char *const azQueryName[] = {
-  "count", "sum", "all", "sum.mem", "sum.lim4"
+  "count", "sum", "all", "sum.mem", "sum.lim4", "sum.prog"
 };
 
 #define F_NATIVE 0
@@ -342,6 +347,14 @@ static void buildCaseList(CaseList *pL, const Options *pOpt){
     /* --quick runs count and left outer on uni only. */
     if( bAll ) addGroup(pL, pOpt, pD, JT_INNER, Q_COUNT);
     addGroup(pL, pOpt, pD, JT_INNER, Q_SUM);
+    if( strcmp(pD->zDist, "uni")==0 && isLargest(pOpt, pD) ){
+      /* The progress line's cost, in the sum group just added: both
+      ** forms with the hint the in-memory cases use. */
+      pL->nGroup--;
+      addCase(pL, pOpt, pD, JT_INNER, Q_SUM_PROG, F_TVF, H_BS);
+      addCase(pL, pOpt, pD, JT_INNER, Q_SUM_PROG, F_VT, H_BS);
+      pL->nGroup++;
+    }
     if( bAll ) addGroup(pL, pOpt, pD, JT_LEFT, Q_SUM);
     addGroup(pL, pOpt, pD, JT_FULL, Q_SUM);
     if( strcmp(pD->zDist, "uni")==0 && pD->nBuild==1000000
@@ -881,6 +894,9 @@ static void runCase(const Options *pOpt, const Case *pC, i64 nMemLimit,
   }
   if( pC->eForm==F_TUNED ){
     execSql(db, "PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536;");
+  }
+  if( pC->eQuery==Q_SUM_PROG ){
+    execSql(db, "SELECT ds_config('progress', 1)");
   }
   if( nMemLimit>0 ){
     char *zSql = sqlite3_mprintf("SELECT ds_config('memory_limit', %lld)",

@@ -181,8 +181,9 @@ proc caseKey {name} {
   global C
   set c $C($name)
   set dist [lsearch -exact {uni zipf m2m sel one} [dict get $c dist]]
-  set grp [lsearch -exact {inner:count inner:sum left:sum full:sum inner:all
-      inner:sum.mem inner:sum.lim4} "[dict get $c join]:[dict get $c query]"]
+  set grp [lsearch -exact {inner:count inner:sum inner:sum.prog left:sum
+      full:sum inner:all inner:sum.mem inner:sum.lim4} \
+      "[dict get $c join]:[dict get $c query]"]
   set form [dict get $c form]
   set f [lsearch -exact {native tuned scan read} $form]
   if {$f < 0} {
@@ -395,7 +396,7 @@ emit "| dataset | join | query | SQLite s | tuned s | scan s | form | best hint 
 emit "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 foreach g $groups {
   lassign [split $g :] ds jt q
-  if {$q in {sum.mem sum.lim4}} continue
+  if {$q in {sum.mem sum.lim4 sum.prog}} continue
   set n [wall [cname $g native -]]
   set t [wall [cname $g tuned -]]
   set s [wall [cname $g scan -]]
@@ -512,6 +513,8 @@ emit "- `all`: every column of every output row is fetched by the driver (`SELEC
 `SELECT key, left, right FROM ds_join_hint(...)`, `SELECT * FROM temp.j`)."
 emit "- `sum.mem` / `sum.lim4`: `sum` with the default memory_limit, and with memory_limit set to\
 a quarter of what the in-memory run held."
+emit "- `sum.prog`: `sum` with `ds_config('progress', 1)`, run in turn with `sum`; the note gives its\
+time against `sum`'s (the line is drawn only when standard error is a terminal)."
 emit "- SQLite's own join is written as a user would: the probe table first, the build table\
 second (`FROM p JOIN b ON b.bk = p.pk`; without ANALYZE SQLite builds its automatic index\
 on the second table).  **Full outer:** SQLite 3.40's FULL JOIN gets no automatic index and is\
@@ -555,6 +558,9 @@ foreach g $groups {
     }
     set note ""
     if {$form eq "native" && $jt eq "full"} { set note "LEFT JOIN UNION ALL anti-join" }
+    if {$q eq "sum.prog"} {
+      set note "[fratio $w [wall "$ds:$jt:sum:$form:$hint"]] × progress off"
+    }
     if {$q eq "sum.lim4"} {
       set mem [wall "$ds:$jt:sum.mem:$form:BS"]
       set note "memory_limit [format %.1f [expr {[dict get $C($name) memory_limit] / 1048576.0}]] MiB,\

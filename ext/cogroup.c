@@ -224,6 +224,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
     p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(nMaxCol + 1));
     if( p->aVal==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsSorterOpen(pOp, pOp->apSrc[i], DS_ORDER_GROUP, &p->apSorter[i]);

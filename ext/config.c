@@ -17,6 +17,9 @@
 **   threads        worker threads an operator may use, 1 to 64 (sort.c
 **                  sorts in memory on a worker when it is above 1).
 **   strict_hints   1 refuses the hint and join type pairs Flink refuses.
+**   progress       1 draws a progress line on standard error, when it is
+**                  a terminal, for an operator running past about 2 s
+**                  (progress.c).  Default 0: a library writes nothing.
 */
 #include "dataset_int.h"
 
@@ -191,6 +194,20 @@ static int dsSetStrictHints(sqlite3_context *ctx, DsConn *pConn,
   return SQLITE_OK;
 }
 
+static int dsSetProgress(sqlite3_context *ctx, DsConn *pConn,
+                         sqlite3_value *pVal){
+  i64 n = dsIntArg(pVal);
+  if( n!=0 && n!=1 ){
+    dsConfigError(ctx, "progress must be 0 or 1", pVal);
+    return SQLITE_ERROR;
+  }
+  /* The delay is read from the environment as the setting is turned on
+  ** (DS_PROGRESS_DELAY_MS, for tests), never while an operator runs. */
+  if( n ) pConn->msProgressDelay = dsProgressDelayMs();
+  pConn->bProgress = (int)n;
+  return SQLITE_OK;
+}
+
 /* Return the value of setting i. */
 static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
   switch( i ){
@@ -201,7 +218,8 @@ static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
       break;
     }
     case 2: sqlite3_result_int(ctx, pConn->nThread); break;
-    default: sqlite3_result_int(ctx, pConn->bStrictHints); break;
+    case 3: sqlite3_result_int(ctx, pConn->bStrictHints); break;
+    default: sqlite3_result_int(ctx, pConn->bProgress); break;
   }
 }
 
@@ -213,6 +231,7 @@ static const struct DsSetting {
   { "temp_dir",     dsSetTempDir },
   { "threads",      dsSetThreads },
   { "strict_hints", dsSetStrictHints },
+  { "progress",     dsSetProgress },
 };
 #define DS_N_SETTING ((int)(sizeof(aSetting)/sizeof(aSetting[0])))
 
@@ -223,8 +242,9 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   dsTextAppendf(&out, "{\"memory_limit\":%lld,\"temp_dir\":",
                 pConn->nMemLimit);
   dsJsonString(&out, zDir, (int)strlen(zDir));
-  dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d}",
-                pConn->nThread, pConn->bStrictHints);
+  dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d,"
+                "\"progress\":%d}",
+                pConn->nThread, pConn->bStrictHints, pConn->bProgress);
   dsTextResult(ctx, &out, 1, "ds_config", "the JSON object of the settings");
   dsTextFree(&out);
 }
@@ -239,7 +259,8 @@ static int dsConfigRefuseType(sqlite3_context *ctx, sqlite3_value *pName,
   char *zMsg = 0;
   if( sqlite3_value_type(pName)!=SQLITE_TEXT ){
     zMsg = sqlite3_mprintf("ds_config: the name of a setting must be text "
-        "(memory_limit, temp_dir, threads, strict_hints), not %s",
+        "(memory_limit, temp_dir, threads, strict_hints, progress), "
+        "not %s",
         dsTypeNoun(pName));
   }else if( pVal && sqlite3_value_type(pVal)==SQLITE_BLOB ){
     zMsg = sqlite3_mprintf("ds_config: the value of a setting must be text, "
@@ -287,7 +308,7 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
   }
   if( zName==0 || i==DS_N_SETTING ){
     char *zMsg = sqlite3_mprintf("ds_config: unknown setting '%s'; settings: "
-        "memory_limit, temp_dir, threads, strict_hints",
+        "memory_limit, temp_dir, threads, strict_hints, progress",
         zName ? zName : "NULL");
     sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
     sqlite3_free(zMsg);
@@ -303,6 +324,8 @@ int dsRegisterConfig(sqlite3 *db, DsConn *pConn){
   pConn->nMemLimit = DS_DEFAULT_MEMORY_LIMIT;
   pConn->nThread = 1;
   pConn->bStrictHints = 0;
+  pConn->bProgress = 0;
+  pConn->msProgressDelay = 2000;
   for(nArg=0; nArg<=2 && rc==SQLITE_OK; nArg++){
     rc = sqlite3_create_function(db, "ds_config", nArg,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY | SQLITE_RESULT_SUBTYPE,

@@ -195,6 +195,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
                       pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
+  if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
   if( rc==SQLITE_OK ){

@@ -35,6 +35,7 @@
 **   cross.c       cross product: a buffered side, a streamed side
 **   cross_vtab.c  the ds_cross module
 **   interrupt.c   interrupt checks of CPU-only loops, operator steps
+**   progress.c    the progress line of a long operator on standard error
 */
 #ifndef DATASET_INT_H
 #define DATASET_INT_H
@@ -70,12 +71,16 @@ typedef unsigned char u8;
 ** Per-connection state (dataset.c, config.c)
 */
 typedef struct DsConn DsConn;
+typedef struct DsProgress DsProgress;
 struct DsConn {
   sqlite3 *db;
   i64 nMemLimit;          /* memory_limit: bytes all operators may hold */
   char *zTempDir;         /* temp_dir as set, or NULL for the default */
   int nThread;            /* threads */
   int bStrictHints;       /* strict_hints */
+  int bProgress;          /* progress */
+  int msProgressDelay;    /* draw the line after this long (progress.c) */
+  DsProgress *pProgress;  /* the line of the operator running, or NULL */
   i64 nMemUsed;           /* bytes held now by operators of this connection */
   char *zLastStats;       /* JSON for ds_last_stats(), or NULL */
   int (*xIsInterrupted)(sqlite3 *);  /* sqlite3_is_interrupted, or NULL */
@@ -104,6 +109,7 @@ struct DsTicker {
   sqlite3_stmt *pPing;    /* stepping it notices an interrupt */
   u32 nTick;              /* units of work since the last check */
   const char *zStep;      /* what the operator is doing, or NULL */
+  DsProgress *pProg;      /* the progress line its operator owns, or NULL */
 };
 
 int (*dsFindIsInterrupted(void))(sqlite3 *);
@@ -117,6 +123,23 @@ static inline int dsTickerTick(DsTicker *p, u32 n){
   if( p->nTick < DS_TICK_CHECK ) return SQLITE_OK;
   return dsTickerCheck(p);
 }
+
+/*
+** The progress line (progress.c).  The periodic points that look at it
+** (the ticker's check, a reader's batch) test DsConn.pProgress first:
+** with progress off that is all they cost.
+*/
+typedef struct DsOp DsOp;
+int dsProgressDelayMs(void);
+void dsProgressStart(DsOp *pOp);
+void dsProgressStep(DsProgress *p, const char *zStep);
+void dsProgressAdvance(DsProgress *p);
+void dsProgressCheck(DsProgress *p);
+void dsProgressKnowRows(DsConn *pConn, int iSide, i64 nRow);
+void dsProgressEnd(DsProgress *p);
+int dsProgressWantsRows(const DsProgress *p, int iSide);
+void dsProgressSetRows(DsProgress *p, int iSide, i64 nRow);
+void dsProgressFinish(DsOp *pOp);
 
 #ifdef DS_TEST_HOOKS
 /* What a test binds to ds_test_hook(?) with sqlite3_bind_pointer(). */
@@ -579,6 +602,7 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
+i64 dsInputStat1Count(sqlite3 *db, const DsInput *pIn);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);
@@ -707,6 +731,8 @@ void dsOpFinish(DsOp *pOp);
 int dsOpCheckInterrupt(DsOp *pOp);
 int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
 char *dsOpErrMsg(DsOp *pOp, int rc);
+void dsOpEnded(DsOp *pOp);
+void dsOpProgressInputs(DsOp *pOp, DsInput *const apIn[2]);
 
 /* Call in CPU-only loops, once per row handled (dsOpTick) or with the
 ** weight of the work done (dsOpTickN; see interrupt.c). */
@@ -724,7 +750,8 @@ static inline void dsOpStep(DsOp *pOp, const char *zStep){
 /*
 ** The tails of an operator's open and next: the message of a failed
 ** open (unless a reader already gave one); a row produced counted, or the
-** operator ended with SQLITE_DONE or an error, its message in *pzErr.
+** operator ended with SQLITE_DONE (its progress line erased) or an error,
+** its message in *pzErr.
 */
 static inline int dsOpOpenFailed(DsOp *pOp, int rc, char **pzErr){
   if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
@@ -736,7 +763,13 @@ static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
     return rc;
   }
   pOp->bDone = 1;
-  if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(pOp, rc);
+  /* One call on either path (dsOpErrMsg erases the progress line too):
+  ** the per-row path of the caller saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(pOp, rc);
+  }else{
+    dsOpEnded(pOp);
+  }
   return rc;
 }
 

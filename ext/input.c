@@ -890,6 +890,7 @@ static int dsReaderBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   if( rc!=SQLITE_OK ) return rc;
   rc = dsStepInput(p->pConn, p->pStmt);
   *pnRow = p->nOut;
+  if( p->pConn->pProgress ) dsProgressAdvance(p->pConn->pProgress);
   p->pArena = 0;
   p->aOut = 0;
   if( rc==SQLITE_ROW ) return SQLITE_OK;
@@ -938,6 +939,7 @@ static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
     if( pRow ) aRow[n++] = pRow;
   }
   *pnRow = n;
+  if( p->pConn->pProgress ) dsProgressAdvance(p->pConn->pProgress);
   return SQLITE_OK;
 }
 
@@ -1326,6 +1328,14 @@ static int dsStat1Rows(sqlite3 *db, const DsInput *pIn, i64 *pnRow){
   sqlite3_finalize(pStmt);
   sqlite3_free(zSql);
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* The rows sqlite_stat1 holds for pIn, a named table, else -1: what the
+** progress line can know of an input without reading it. */
+i64 dsInputStat1Count(sqlite3 *db, const DsInput *pIn){
+  i64 n = -1;
+  if( pIn->zName ) dsStat1Rows(db, pIn, &n);
+  return n;
 }
 
 /* The count zSql (may be NULL: out of memory) gives, or -1. */

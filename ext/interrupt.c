@@ -34,10 +34,11 @@
 **
 ** A ticker also holds what its operator is doing (dsTickerStep: "hash
 ** table", "radix sort", ...), for ds_last_stats() to name the step an
-** operator failed in ("stopped_in"), and, in test builds (-DDS_TEST_HOOKS),
-** for a hook that the SQL function ds_test_hook() installs on a connection
-** and that is called at each new step: tests/interrupt.c interrupts at
-** chosen moments with it.
+** operator failed in ("stopped_in"), for the phase of the progress line
+** (progress.c, which each check also lets redraw), and, in test builds
+** (-DDS_TEST_HOOKS), for a hook that the SQL function ds_test_hook()
+** installs on a connection and that is called at each new step:
+** tests/interrupt.c interrupts at chosen moments with it.
 */
 #include "dataset_int.h"
 
@@ -88,6 +89,8 @@ int dsTickerCheck(DsTicker *p){
   sqlite3 *db = p->pConn->db;
   int rc;
   p->nTick = 0;
+  /* The progress line is looked at here, never per row (progress.c). */
+  if( p->pConn->pProgress ) dsProgressCheck(p->pConn->pProgress);
   if( p->pConn->xIsInterrupted && p->pConn->xIsInterrupted(db) ){
     return SQLITE_INTERRUPT;
   }
@@ -104,6 +107,7 @@ int dsTickerCheck(DsTicker *p){
 void dsTickerStep(DsTicker *p, const char *zStep){
   if( p->zStep==zStep ) return;
   p->zStep = zStep;
+  if( p->pProg ) dsProgressStep(p->pProg, zStep);
 #ifdef DS_TEST_HOOKS
   if( p->pConn->xTestStep ) p->pConn->xTestStep(p->pConn->pTestArg, zStep);
 #endif

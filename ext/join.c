@@ -67,6 +67,7 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
     pOp->stats.zReason = sqlite3_mprintf("as hinted");
     if( pOp->stats.zReason==0 ) rc = SQLITE_NOMEM;
   }
+  if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ){
     pOp->stats.zStrategy = dsHintName[eStrategy];

@@ -150,6 +150,7 @@ int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
   dsMemInit(&pOp->mem, pConn);
   dsStatsInit(&pOp->stats, zOperator);
   dsTickerInit(&pOp->tick, pConn);
+  dsProgressStart(pOp);
   return SQLITE_OK;
 }
 
@@ -169,6 +170,7 @@ void dsOpFinish(DsOp *pOp){
     }
   }
   dsTickerFinish(&pOp->tick);
+  dsProgressFinish(pOp);
   sqlite3_free(pOp->zErr);
   pOp->zErr = 0;
   pOp->stats.nPeakMem = pOp->mem.nPeak;
@@ -214,6 +216,7 @@ static char *dsOpMessage(DsOp *pOp, int rc){
 /* That message, as the operator fails with it (see above). */
 char *dsOpErrMsg(DsOp *pOp, int rc){
   char *zMsg = dsOpMessage(pOp, rc);
+  dsOpEnded(pOp);
   /* Every failure of a running operator comes here: remember where it
   ** stopped, and what the statement says, for ds_last_stats(). */
   if( pOp->stats.rcStop==0 ){
@@ -222,6 +225,32 @@ char *dsOpErrMsg(DsOp *pOp, int rc){
     if( zMsg ) pOp->stats.zMessage = sqlite3_mprintf("%s", zMsg);
   }
   return zMsg;
+}
+
+/*
+** The operator handed out its last row, or failed: erase its progress
+** line now, before SQLite hands a result or an error message to the
+** caller (the cursor, and so dsOpFinish(), may close only later).
+*/
+void dsOpEnded(DsOp *pOp){
+  if( pOp->tick.pProg ) dsProgressEnd(pOp->tick.pProg);
+}
+
+/*
+** The rows of the operator's inputs not known yet, from sqlite_stat1 (a
+** query, not a count: it costs a few microseconds), for its progress
+** line; nothing when it has none.  Here rather than in progress.c, which
+** readers call: the line reads no input itself.
+*/
+void dsOpProgressInputs(DsOp *pOp, DsInput *const apIn[2]){
+  DsProgress *p = pOp->tick.pProg;
+  int s;
+  if( p==0 ) return;
+  for(s=0; s<2; s++){
+    if( apIn[s] && dsProgressWantsRows(p, s) ){
+      dsProgressSetRows(p, s, dsInputStat1Count(pOp->pConn->db, apIn[s]));
+    }
+  }
 }
 
 /*************************************************************************
@@ -241,11 +270,18 @@ static i64 dsSideRowCost(const DsSides *p, int s){
 /* Rows of side s: the caller's figure, else an estimate capped at
 ** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
 static int dsSideRows(DsConn *pConn, DsSides *p, int s){
+  int rc = SQLITE_OK;
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
-  if( p->anRow[s]>=0 ) return SQLITE_OK;
-  return dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
+  if( p->anRow[s]<0 ){
+    rc = dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
                              &p->anRow[s], &p->abAtLeast[s]);
+  }
+  /* An exact count is the progress line's total for the side. */
+  if( rc==SQLITE_OK && p->anRow[s]>=0 && !p->abAtLeast[s] ){
+    dsProgressKnowRows(pConn, s, p->anRow[s]);
+  }
+  return rc;
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
