@@ -27,13 +27,15 @@
 **   stats.c       ds_last_stats() and the statistics of a run
 **   vtab_args.c   what the CREATE VIRTUAL TABLE forms share: name=value
 **                 arguments, typed two-input columns, placeholders
-**   join_vtab.c   the ds_join_hint module
+**   vtab.c        the one virtual-table skeleton serving every module
+**   join_vtab.c   the ds_join_hint module's descriptor and callbacks
+**   plan_vtab.c   the ds_join_plan module's
 **   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
 **   key_stats.c   ds_key_stats(): exact key counts, then sketches
 **   cogroup.c     coGroup: both sides sorted, merged into groups
-**   cogroup_vtab.c the ds_cogroup module
+**   cogroup_vtab.c the ds_cogroup module's descriptor and callbacks
 **   cross.c       cross product: a buffered side, a streamed side
-**   cross_vtab.c  the ds_cross module
+**   cross_vtab.c  the ds_cross module's descriptor and callbacks
 **   interrupt.c   interrupt checks of CPU-only loops, operator steps
 **   progress.c    the progress line of a long operator on standard error
 */
@@ -851,6 +853,21 @@ void dsJoinClose(DsJoin *p);
 int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
 
+/* The plan of a join, as ds_join_plan() shows it (plan.c). */
+typedef struct DsJoinPlan DsJoinPlan;
+struct DsJoinPlan {
+  int eStrategy;          /* DS_HINT_*, never OPTIMIZER_CHOOSES */
+  int iBuild;             /* the side built on; -1 for sort-merge */
+  i64 anRow[2];           /* rows of each input */
+  i64 nOutput;            /* rows the join would produce */
+  char *zTopKeys;         /* JSON: the keys producing the most rows */
+  i64 nMemory;            /* bytes the strategy would want */
+  char *zReason;          /* why, in words */
+};
+int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec, DsJoinPlan *p,
+                      char **pzErr);
+void dsJoinPlanClear(DsJoinPlan *p);
+
 
 /*
 ** A hash table of build rows (hashtable.c): one sub-table per list of
@@ -1102,10 +1119,75 @@ void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
 int dsVtabColUsed(u64 mUsed, int iCol);
 
 /*************************************************************************
+** The virtual-table skeleton (vtab.c): one set of methods serves every
+** module, driven by the module's descriptor.  A module's table and cursor
+** structs start with a DsVtab and a DsVtabCursor.
+*/
+#define DS_VTAB_MAX_ARG   6   /* arguments of a module at most */
+#define DS_VTAB_USE_SHIFT 8   /* idxNum bit of the first output column used
+                              ** (table-valued form; bits 0-5: arguments) */
+
+typedef struct DsVtabModule DsVtabModule;
+typedef struct DsVtab DsVtab;
+typedef struct DsVtabCursor DsVtabCursor;
+
+struct DsVtab {
+  sqlite3_vtab base;
+  const DsVtabModule *pMod;
+  DsConn *pConn;
+  int bTyped;             /* the CREATE VIRTUAL TABLE form */
+  DsVtabTyped typed;      /* that form: name, inputs as declared, nActive */
+};
+
+struct DsVtabCursor {
+  sqlite3_vtab_cursor base;
+  /* xColumn of the form: a pointer, so that the two stay apart and the
+  ** CREATE form's small one is not weighed down by the JSON one. */
+  int (*xColumn)(DsVtabCursor *, sqlite3_context *, int);
+  DsConn *pConn;
+  DsVtab *pTab;
+  sqlite3_value *apArg[DS_VTAB_MAX_ARG];  /* the arguments (hidden columns) */
+  DsInput *apIn[2];       /* the inputs of the run */
+  i64 iRowid;
+  int bEof;
+};
+
+/* A module: see vtab.c for how each member is used. */
+struct DsVtabModule {
+  DsVtabArgSpec args;     /* name and arguments */
+  const char *zSchema;    /* the table-valued form's schema */
+  int iArg0;              /* its first hidden (argument) column */
+  int nUse;               /* its output columns recorded in idxNum */
+  i64 nFunctionRows;      /* its estimatedRows */
+  i64 iRowid0;            /* rowid of the first row */
+  size_t szTab, szCur;    /* sizes of the module's table and cursor */
+  int bColUsedIdxStr;     /* CREATE form: colUsed goes to idxStr, as hex */
+  /* The CREATE form; xSetup NULL: the module has none. */
+  int (*xSetup)(sqlite3 *, DsVtab *, char **azValue, int bCreating,
+                char **pzErr);
+  void (*xTableClear)(DsVtab *);                              /* or NULL */
+  int (*xTableBestIndex)(DsVtab *, sqlite3_index_info *);     /* or NULL */
+  void (*xFunctionOrder)(DsVtab *, sqlite3_index_info *);     /* or NULL */
+  /* A run: open the operator (aArg NULL for the CREATE form, whose
+  ** inputs are in the cursor already), step it (SQLITE_ROW, SQLITE_DONE,
+  ** or an error with *pzErr), release what the run set up. */
+  int (*xStart)(DsVtabCursor *, int idxNum, const char *idxStr,
+                sqlite3_value **aArg, char **pzErr);
+  int (*xStep)(DsVtabCursor *, char **pzErr);
+  void (*xReset)(DsVtabCursor *);
+  void (*xCursorClear)(DsVtabCursor *);                       /* or NULL */
+  int (*xFunctionColumn)(DsVtabCursor *, sqlite3_context *, int);
+  int (*xTableColumn)(DsVtabCursor *, sqlite3_context *, int);
+};
+
+int dsVtabRegister(sqlite3 *db, const DsVtabModule *pMod, DsConn *pConn,
+                   void (*xFreeConn)(void *));
+
+/*************************************************************************
 ** Modules and functions
 */
 int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn,
-                       void (*xDestroy)(void *));
+                       void (*xFreeConn)(void *));
 int dsRegisterPlan(sqlite3 *db, DsConn *pConn);
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
 

@@ -343,7 +343,8 @@ char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall){
                              azRows[1-iSmall], dsSideName(iSmall));
     }else{
       zRet = sqlite3_mprintf("the %s input is the smaller (%s against %s)",
-                             dsSideName(iSmall), azRows[iSmall], azRows[1-iSmall]);
+                             dsSideName(iSmall), azRows[iSmall],
+                             azRows[1-iSmall]);
     }
   }
   sqlite3_free(azRows[0]);

@@ -1,5 +1,6 @@
 /*
-** plan.c: how OPTIMIZER_CHOOSES picks a join strategy, and ds_join_plan().
+** plan.c: how OPTIMIZER_CHOOSES picks a join strategy, and the plan that
+** ds_join_plan() shows (its module is plan_vtab.c).
 **
 ** The choice.  A query that wants rows in key order gets
 ** REPARTITION_SORT_MERGE, whose output is in key order anyway.  Otherwise
@@ -104,7 +105,8 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
         "(%lld bytes) but not in a CPU cache (%lld bytes), and both sides "
         "fit in memory_limit together: partition both sides, so that each "
         "partition's table stays in the cache, and build on the %s",
-        zSmaller, nBytes, pConn->nMemLimit, DS_CACHE_BYTES, dsSideName(iSmall));
+        zSmaller, nBytes, pConn->nMemLimit, DS_CACHE_BYTES,
+        dsSideName(iSmall));
   }else if( bFits ){
     *peStrategy = dsHashHint(iSmall, 0);
     *pzReason = sqlite3_mprintf(
@@ -303,101 +305,6 @@ static void dsPlanCountFree(DsPlanCount *p){
   for(i=0; i<p->nTop; i++) sqlite3_free(p->aTop[i].zKey);
 }
 
-/*************************************************************************
-** The ds_join_plan module: a table-valued function of one row.
-*/
-#define PCOL_STRATEGY   0
-#define PCOL_BUILD      1
-#define PCOL_LEFT_ROWS  2
-#define PCOL_RIGHT_ROWS 3
-#define PCOL_OUTPUT     4
-#define PCOL_TOP_KEYS   5
-#define PCOL_MEMORY     6
-#define PCOL_REASON     7
-#define PCOL_ARG0       8
-#define PLAN_N_ARG      6
-
-static const char *const azPlanArg[PLAN_N_ARG] = {
-  "left", "right", "left_key", "right_key", "hint", "join_type"
-};
-static const DsVtabArgSpec dsPlanArgSpec = {
-  DS_FUNC_PLAN, PLAN_N_ARG, 4, azPlanArg
-};
-
-typedef struct DsPlanTable DsPlanTable;
-struct DsPlanTable {
-  sqlite3_vtab base;
-  DsConn *pConn;
-};
-
-typedef struct DsPlanCursor DsPlanCursor;
-struct DsPlanCursor {
-  sqlite3_vtab_cursor base;
-  DsConn *pConn;
-  int bEof;
-  int eStrategy;
-  int iBuild;             /* -1 for sort-merge */
-  i64 anRow[2];
-  i64 nOutput;
-  char *zTopKeys;
-  i64 nMemory;
-  char *zReason;
-  sqlite3_value *apArg[PLAN_N_ARG];
-};
-
-static int dsPlanConnect(sqlite3 *db, void *pAux, int argc,
-                         const char *const *argv, sqlite3_vtab **ppVtab,
-                         char **pzErr){
-  DsPlanTable *pTab;
-  int rc;
-  (void)argc; (void)argv; (void)pzErr;
-  rc = sqlite3_declare_vtab(db,
-      "CREATE TABLE x(strategy TEXT, build_side TEXT, left_rows INTEGER, "
-      "right_rows INTEGER, output_rows INTEGER, top_keys TEXT, "
-      "memory_bytes INTEGER, reason TEXT, ds_left HIDDEN, ds_right HIDDEN, "
-      "left_key HIDDEN, right_key HIDDEN, hint HIDDEN, join_type HIDDEN)");
-  if( rc!=SQLITE_OK ) return rc;
-  pTab = sqlite3_malloc64(sizeof(DsPlanTable));
-  if( pTab==0 ) return SQLITE_NOMEM;
-  memset(pTab, 0, sizeof(*pTab));
-  pTab->pConn = (DsConn *)pAux;
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
-}
-
-static int dsPlanDisconnect(sqlite3_vtab *pVtab){
-  sqlite3_free(pVtab);
-  return SQLITE_OK;
-}
-
-static int dsPlanOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCur){
-  DsPlanCursor *pCur = sqlite3_malloc64(sizeof(DsPlanCursor));
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  pCur->pConn = ((DsPlanTable *)pVtab)->pConn;
-  pCur->bEof = 1;
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
-}
-
-static void dsPlanCursorReset(DsPlanCursor *pCur){
-  int i;
-  sqlite3_free(pCur->zTopKeys);
-  sqlite3_free(pCur->zReason);
-  pCur->zTopKeys = pCur->zReason = 0;
-  for(i=0; i<PLAN_N_ARG; i++){
-    sqlite3_value_free(pCur->apArg[i]);
-    pCur->apArg[i] = 0;
-  }
-  pCur->bEof = 1;
-}
-
-static int dsPlanClose(sqlite3_vtab_cursor *pCursor){
-  dsPlanCursorReset((DsPlanCursor *)pCursor);
-  sqlite3_free(pCursor);
-  return SQLITE_OK;
-}
-
 /* top_keys as JSON text. */
 static char *dsPlanTopJson(const DsPlanCount *p){
   sqlite3_str *pStr = sqlite3_str_new(0);
@@ -427,10 +334,13 @@ static i64 dsPlanMemory(const DsConn *pConn, const DsJoinSpec *pSpec,
   return n > pConn->nMemLimit ? pConn->nMemLimit : n;
 }
 
-/* Fill the cursor's row: count, choose, explain. */
-static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
-                         char **pzErr){
-  DsConn *pConn = pCur->pConn;
+/*
+** The plan of the join pSpec into *p (zeroed by the caller): count,
+** choose, explain.  The caller frees it with dsJoinPlanClear(), whether
+** this succeeds or fails (with *pzErr set, or not for SQLITE_NOMEM).
+*/
+int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec,
+                      DsJoinPlan *p, char **pzErr){
   DsOp op;
   DsPlanCount count;
   i64 anKeyBytes[2];
@@ -453,48 +363,48 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
   if( rc==SQLITE_OK ) rc = dsPlanCountRun(&count);
   if( rc==SQLITE_OK ){
     for(s=0; s<2; s++){
-      pCur->anRow[s] = count.anRow[s];
+      p->anRow[s] = count.anRow[s];
       anKeyBytes[s] = count.anRow[s] ? count.anKeyBytes[s]/count.anRow[s] : 0;
     }
-    pCur->nOutput = count.nMatched;
+    p->nOutput = count.nMatched;
     if( pSpec->eType & DS_KEEP_LEFT ){
-      pCur->nOutput = dsSatAdd(pCur->nOutput, count.anUnmatched[0]);
+      p->nOutput = dsSatAdd(p->nOutput, count.anUnmatched[0]);
     }
     if( pSpec->eType & DS_KEEP_RIGHT ){
-      pCur->nOutput = dsSatAdd(pCur->nOutput, count.anUnmatched[1]);
+      p->nOutput = dsSatAdd(p->nOutput, count.anUnmatched[1]);
     }
-    pCur->eStrategy = pSpec->eHint;
+    p->eStrategy = pSpec->eHint;
     if( pSpec->eHint==DS_HINT_OPTIMIZER ){
       DsSides sides;
       dsJoinSides(pConn, pSpec, &sides);
-      for(s=0; s<2; s++) sides.anRow[s] = pCur->anRow[s];
+      for(s=0; s<2; s++) sides.anRow[s] = p->anRow[s];
       rc = dsChooseFromSizes(pConn, pSpec, &sides, anKeyBytes,
-                             &pCur->eStrategy, &zHow);
+                             &p->eStrategy, &zHow);
     }else{
       zHow = sqlite3_mprintf("as hinted");
       if( zHow==0 ) rc = SQLITE_NOMEM;
     }
   }
   if( rc==SQLITE_OK ){
-    pCur->iBuild = dsHintShape[pCur->eStrategy].iBuild;
-    pCur->zTopKeys = dsPlanTopJson(&count);
-    nNeed = dsPlanMemory(pConn, pSpec, &count, pCur->eStrategy, pCur->iBuild);
-    pCur->nMemory = nNeed;
-    pCur->zReason = sqlite3_mprintf("%s; %lld output row%s%s%s", zHow,
-        pCur->nOutput, pCur->nOutput==1 ? "" : "s",
+    p->iBuild = dsHintShape[p->eStrategy].iBuild;
+    p->zTopKeys = dsPlanTopJson(&count);
+    nNeed = dsPlanMemory(pConn, pSpec, &count, p->eStrategy, p->iBuild);
+    p->nMemory = nNeed;
+    p->zReason = sqlite3_mprintf("%s; %lld output row%s%s%s", zHow,
+        p->nOutput, p->nOutput==1 ? "" : "s",
         count.nTop ? ", the most from key " : "",
         count.nTop ? count.aTop[0].zKey : "");
-    if( pCur->zTopKeys==0 || pCur->zReason==0 ) rc = SQLITE_NOMEM;
+    if( p->zTopKeys==0 || p->zReason==0 ) rc = SQLITE_NOMEM;
   }
   if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(&op, rc);
   /* A plan that failed chose nothing and produced no row: its statistics
   ** keep strategy and build_side NULL and output_rows 0. */
   if( rc==SQLITE_OK ){
-    op.stats.zStrategy = dsHintName[pCur->eStrategy];
-    op.stats.iBuild = pCur->iBuild;
+    op.stats.zStrategy = dsHintName[p->eStrategy];
+    op.stats.iBuild = p->iBuild;
     op.stats.nOut = 1;
     op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
-                                       "the plan: %s", pCur->zReason);
+                                       "the plan: %s", p->zReason);
   }
   sqlite3_free(zHow);
   dsPlanCountFree(&count);
@@ -502,132 +412,8 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
   return rc;
 }
 
-static int dsPlanFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                        const char *idxStr, int argc, sqlite3_value **argv){
-  DsPlanCursor *pCur = (DsPlanCursor *)pCursor;
-  sqlite3_value *aArg[PLAN_N_ARG];
-  DsInput *apIn[2] = {0, 0};
-  int *aaiKey[2] = {0, 0};
-  DsJoinSpec spec;
-  char *zErr = 0;
-  int i, rc;
-  (void)idxStr;
-  dsPlanCursorReset(pCur);
-  dsVtabFunctionArgs(idxNum, argc, argv, PLAN_N_ARG, aArg);
-  for(i=0; i<PLAN_N_ARG; i++){
-    if( aArg[i] && (pCur->apArg[i] = sqlite3_value_dup(aArg[i]))==0 ){
-      return SQLITE_NOMEM;
-    }
-  }
-  memset(&spec, 0, sizeof(spec));
-  spec.zFunc = DS_FUNC_PLAN;
-  spec.anRowHint[0] = spec.anRowHint[1] = -1;
-  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC_PLAN, aArg, apIn, aaiKey,
-                       &spec.nKey, &zErr);
-  if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC_PLAN, aArg[4], &spec.eHint, &zErr);
-  if( rc==SQLITE_OK ){
-    rc = dsParseJoinType(DS_FUNC_PLAN, aArg[5], &spec.eType, &zErr);
-  }
-  if( rc==SQLITE_OK ){
-    rc = dsCheckStrictHint(pCur->pConn, DS_FUNC_PLAN, spec.eHint, spec.eType,
-                           &zErr);
-  }
-  if( rc==SQLITE_OK ){
-    for(i=0; i<2; i++){
-      spec.apIn[i] = apIn[i];
-      spec.aaiKey[i] = aaiKey[i];
-      /* The table-valued join carries every column. */
-      spec.anPay[i] = apIn[i]->nCol - spec.nKey > 0
-                    ? apIn[i]->nCol - spec.nKey : 0;
-    }
-    rc = dsPlanCompute(pCur, &spec, &zErr);
-  }
-  for(i=0; i<2; i++){
-    dsInputFree(apIn[i]);
-    sqlite3_free(aaiKey[i]);
-  }
-  if( rc!=SQLITE_OK ){
-    sqlite3_free(pCursor->pVtab->zErrMsg);
-    pCursor->pVtab->zErrMsg = zErr;
-    return rc;
-  }
-  pCur->bEof = 0;
-  return SQLITE_OK;
-}
-
-static int dsPlanNext(sqlite3_vtab_cursor *pCursor){
-  ((DsPlanCursor *)pCursor)->bEof = 1;
-  return SQLITE_OK;
-}
-
-static int dsPlanEof(sqlite3_vtab_cursor *pCursor){
-  return ((DsPlanCursor *)pCursor)->bEof;
-}
-
-static int dsPlanColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                        int iCol){
-  DsPlanCursor *pCur = (DsPlanCursor *)pCursor;
-  switch( iCol ){
-    case PCOL_STRATEGY:
-      sqlite3_result_text(ctx, dsHintName[pCur->eStrategy], -1, SQLITE_STATIC);
-      break;
-    case PCOL_BUILD:
-      if( pCur->iBuild>=0 ){
-        sqlite3_result_text(ctx, dsSideName(pCur->iBuild), -1, SQLITE_STATIC);
-      }
-      break;
-    case PCOL_LEFT_ROWS:  sqlite3_result_int64(ctx, pCur->anRow[0]); break;
-    case PCOL_RIGHT_ROWS: sqlite3_result_int64(ctx, pCur->anRow[1]); break;
-    case PCOL_OUTPUT:     sqlite3_result_int64(ctx, pCur->nOutput); break;
-    case PCOL_TOP_KEYS:
-      dsResultText(ctx, DS_FUNC_PLAN, "top_keys", pCur->zTopKeys,
-                   (i64)strlen(pCur->zTopKeys), 1);
-      break;
-    case PCOL_MEMORY:     sqlite3_result_int64(ctx, pCur->nMemory); break;
-    case PCOL_REASON:
-      dsResultText(ctx, DS_FUNC_PLAN, "the reason", pCur->zReason,
-                   (i64)strlen(pCur->zReason), 0);
-      break;
-    default: {
-      sqlite3_value *pArg = pCur->apArg[iCol - PCOL_ARG0];
-      if( pArg ) sqlite3_result_value(ctx, pArg);
-      break;
-    }
-  }
-  return SQLITE_OK;
-}
-
-static int dsPlanRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
-  (void)pCursor;
-  *pRowid = 1;
-  return SQLITE_OK;
-}
-
-static int dsPlanBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  int mArg;
-  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsPlanArgSpec, PCOL_ARG0,
-                                   &mArg);
-  if( rc!=SQLITE_OK ) return rc;
-  pInfo->idxNum = mArg;
-  pInfo->estimatedCost = 1e6;
-  pInfo->estimatedRows = 1;
-  return SQLITE_OK;
-}
-
-static const sqlite3_module dsPlanModule = {
-  .iVersion = 0,
-  .xConnect = dsPlanConnect,
-  .xBestIndex = dsPlanBestIndex,
-  .xDisconnect = dsPlanDisconnect,
-  .xOpen = dsPlanOpen,
-  .xClose = dsPlanClose,
-  .xFilter = dsPlanFilter,
-  .xNext = dsPlanNext,
-  .xEof = dsPlanEof,
-  .xColumn = dsPlanColumn,
-  .xRowid = dsPlanRowid,
-};
-
-int dsRegisterPlan(sqlite3 *db, DsConn *pConn){
-  return sqlite3_create_module(db, DS_FUNC_PLAN, &dsPlanModule, pConn);
+void dsJoinPlanClear(DsJoinPlan *p){
+  sqlite3_free(p->zTopKeys);
+  sqlite3_free(p->zReason);
+  p->zTopKeys = p->zReason = 0;
 }
