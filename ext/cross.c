@@ -96,6 +96,7 @@ static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
   i64 nBytes;
   int s, rc;
   memset(&sides, 0, sizeof(sides));
+  sides.pOp = pOp;
   for(s=0; s<2; s++){
     sides.apIn[s] = pSpec->apIn[s];
     sides.anRowHint[s] = -1;
