@@ -564,6 +564,7 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
+int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);

@@ -1598,6 +1598,57 @@ int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
   return rc;
 }
 
+/* Rows of a plain scan counted one by one at most, for a quick estimate;
+** past that, the table's rowids or its b-tree tell. */
+#define DS_QUICK_COUNT 4096
+
+/*
+** The rows of pIn as far as SQLite can tell without running it, for a
+** plan's cost, on every statement (inputs grow; nothing is kept): from
+** sqlite_stat1 for an analyzed table; else, for a plain scan of one table
+** (a table, or a view or query that only reads one), counted up to
+** DS_QUICK_COUNT rows, and past that the span of the table's rowids (two
+** b-tree descents; exact for a table whose rows were only appended) or,
+** without rowids, SQLite's count of its b-tree.  A view or query that is
+** not a plain scan is not run (running it is what the operator does,
+** once): *pnRow is -1.  SQLITE_OK, or SQLITE_NOMEM.
+*/
+int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow){
+  char *zSql;
+  int rc = SQLITE_OK;
+  *pnRow = -1;
+  if( pIn->zName ){
+    rc = dsStat1Rows(pConn->db, pIn, pnRow);
+    if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
+  }
+  if( !pIn->bPlainScan ) return SQLITE_OK;
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
+                         "LIMIT %d)", pIn->zBody, DS_QUICK_COUNT);
+  rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK || *pnRow<DS_QUICK_COUNT ) return rc;
+  if( pIn->zName ){
+    i64 nSpan = -1;
+    zSql = sqlite3_mprintf("SELECT (SELECT max(rowid) FROM \"%w\".\"%w\") "
+                           "- (SELECT min(rowid) FROM \"%w\".\"%w\") + 1",
+                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName,
+                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
+    /* A view, or a table without rowids, fails to prepare: no span. */
+    rc = dsCountRows(pConn, zSql, &nSpan);
+    sqlite3_free(zSql);
+    if( rc!=SQLITE_OK ) return rc;
+    if( nSpan>*pnRow ){
+      *pnRow = nSpan;
+      return SQLITE_OK;
+    }
+    if( nSpan>=0 ) return SQLITE_OK;
+  }
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+  rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  return rc;
+}
+
 /*
 ** Decide the columns an operator carries from input pIn: the nKey key
 ** columns aiKey[] always, and the other columns that are wanted (all of
