@@ -101,6 +101,7 @@ static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
     sides.apIn[s] = pSpec->apIn[s];
     sides.anRowHint[s] = -1;
     sides.anPay[s] = pSpec->anCol[s];
+    sides.aaiPay[s] = pSpec->aaiCol[s];
     sides.anCap[s] = DS_CROSS_COUNT_CAP;
   }
   rc = dsCountSides(pOp->pConn, &sides);

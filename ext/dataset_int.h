@@ -565,6 +565,9 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
 int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
+int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
+                          const int *aiKey, int nPay, const int *aiPay,
+                          i64 *pnBytes);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);
@@ -836,6 +839,8 @@ struct DsSides {
   i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
   int nKey;               /* key columns carried per row (0: none) */
   int anPay[2];           /* other columns carried per row, per side */
+  const int *aaiKey[2];   /* the key columns of each input */
+  const int *aaiPay[2];   /* the other columns carried, of each input */
   i64 anCap[2];           /* count a view or query up to this many rows */
   i64 anRow[2];           /* rows found, -1 when unknown */
   int abAtLeast[2];       /* anRow[s] is only as far as the count went */

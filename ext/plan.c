@@ -246,6 +246,7 @@ static int dsReadAhead(DsOp *pOp, DsSource **ppSrc, i64 nCap, i64 nMaxByte,
 /* Rows of side s: the caller's figure, else an estimate capped at
 ** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
 static int dsSideRows(DsConn *pConn, DsSides *p, int s){
+  int rc;
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
   if( p->anRow[s]>=0 ) return SQLITE_OK;
@@ -257,8 +258,19 @@ static int dsSideRows(DsConn *pConn, DsSides *p, int s){
                        pConn->nMemLimit/2, &p->anRow[s], &p->abAtLeast[s],
                        &p->anRowBytes[s]);
   }
-  return dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
-                             &p->anRow[s], &p->abAtLeast[s]);
+  rc = dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
+                           &p->anRow[s], &p->abAtLeast[s]);
+  if( rc==SQLITE_OK && p->pOp && p->apIn[s]->bPlainScan && p->anRow[s]>0 ){
+    /* A table's rows are measured on a sample of its first rows: a value
+    ** is 9 bytes or a text of any length, not 16 bytes. */
+    i64 nData;
+    rc = dsInputSampleRowBytes(pConn, p->apIn[s], p->nKey, p->aaiKey[s],
+                               p->anPay[s], p->aaiPay[s], &nData);
+    if( rc==SQLITE_OK && nData>0 ){
+      p->anRowBytes[s] = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + 16;
+    }
+  }
+  return rc;
 }
 
 /* "123 rows" or "at least 123 rows" or "an unknown number of rows". */
@@ -413,6 +425,8 @@ static void dsJoinSides(DsConn *pConn, DsOp *pOp, const DsJoinSpec *pSpec,
     p->apIn[s] = pSpec->apIn[s];
     p->anRowHint[s] = pSpec->anRowHint[s];
     p->anPay[s] = pSpec->anPay[s];
+    p->aaiKey[s] = pSpec->aaiKey[s];
+    p->aaiPay[s] = pSpec->aaiPay[s];
     p->anCap[s] = pConn->nMemLimit / 2 / dsSideRowCost(p, s) + 1;
     p->anRow[s] = -1;
   }
@@ -459,11 +473,22 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     }
   }
   iSmall = dsSmallerSide(anRow, abAtLeast);
+  if( anRow[0]>=0 && anRow[1]>=0 && !abAtLeast[0] && !abAtLeast[1]
+   && anRow[1-iSmall]*anCost[1-iSmall] < anRow[iSmall]*anCost[iSmall] ){
+    /* Fewer rows, but wider ones: the table of the other side is the
+    ** smaller, and the smaller table is the one to build. */
+    iSmall = 1-iSmall;
+    zSmaller = sqlite3_mprintf("the %s input is the smaller in bytes (%lld "
+        "rows of about %lld bytes against %lld rows of about %lld bytes)",
+        azSide[iSmall], anRow[iSmall], anCost[iSmall], anRow[1-iSmall],
+        anCost[1-iSmall]);
+  }else{
+    zSmaller = dsSmallerSideText(anRow, abAtLeast, iSmall);
+  }
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   nOther = anRow[1-iSmall]<0 || abAtLeast[1-iSmall]
          ? -1 : anRow[1-iSmall] * anCost[1-iSmall];
   /* Not a reason with a hole in it: out of memory is the answer. */
-  zSmaller = dsSmallerSideText(anRow, abAtLeast, iSmall);
   if( zSmaller==0 ) return SQLITE_NOMEM;
   bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
   if( bFits && nBytes>DS_CACHE_BYTES
