@@ -659,6 +659,7 @@ struct DsJoinSpec {
   int eHint;              /* DS_HINT_* */
   int eType;              /* DS_JOIN_* */
   int bWantOrder;         /* the query wants rows in key order */
+  int bLimit;             /* the query stops early (a LIMIT): stream */
   i64 anRowHint[2];       /* rows of each input if known, else -1 */
 };
 

@@ -53,6 +53,10 @@
 
 /* idxNum bit of the virtual-table form: the plan consumes the ORDER BY */
 #define JIDX_ORDERED    0x01
+/* idxNum bit of the virtual-table form: the statement has a LIMIT that
+** SQLite passed down (no ORDER BY, no other constraint): a plan that
+** streams its first rows is worth more than one that is cheapest whole */
+#define JIDX_LIMIT      0x02
 
 /* Rows assumed for an input whose size cannot be found out. */
 #define DS_DEFAULT_ROWS 1000000
@@ -352,7 +356,7 @@ static int dsJoinMapColumns(DsJoinCursor *pCur){
 ** to its first pair.
 */
 static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
-                           int bWantOrder, char **pzErr){
+                           int bWantOrder, int bLimit, char **pzErr){
   DsJoinSpec spec;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
@@ -373,6 +377,7 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   spec.eHint = eHint;
   spec.eType = eType;
   spec.bWantOrder = bWantOrder;
+  spec.bLimit = bLimit;
   /* No row counts: the join counts the inputs as they are now, reading a
   ** view or query ahead (plan.c), for either form. */
   spec.anRowHint[0] = spec.anRowHint[1] = -1;
@@ -417,7 +422,7 @@ static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
     rc = dsJoinPlanColumns(pCur, i, (idxNum >> (JUSE_SHIFT + 1 + i)) & 1, 0);
   }
   if( rc!=SQLITE_OK ) return rc;
-  return dsJoinCursorRun(pCur, eHint, eType, 0, pzErr);
+  return dsJoinCursorRun(pCur, eHint, eType, 0, 0, pzErr);
 }
 
 /*
@@ -449,7 +454,8 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
   if( rc==SQLITE_OK ) rc = dsJoinMapColumns(pCur);
   if( rc!=SQLITE_OK ) return rc;
   return dsJoinCursorRun(pCur, pTab->eHint, pTab->eType,
-                         (idxNum & JIDX_ORDERED)!=0, pzErr);
+                         (idxNum & JIDX_ORDERED)!=0,
+                         (idxNum & JIDX_LIMIT)!=0, pzErr);
 }
 
 static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
@@ -683,6 +689,19 @@ static int dsJoinEstimate(DsJoinTable *pTab, i64 *anRow){
   return rc;
 }
 
+/* Does the statement pass a LIMIT down (SQLite 3.38 and later, only for
+** a scan of this table alone, without an ORDER BY it keeps)? */
+static int dsJoinHasLimit(const sqlite3_index_info *pInfo){
+  int i;
+  for(i=0; i<pInfo->nConstraint; i++){
+    if( pInfo->aConstraint[i].usable
+     && pInfo->aConstraint[i].op==SQLITE_INDEX_CONSTRAINT_LIMIT ){
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* About log2(x), without libm: the cost of sorting grows with it. */
 static double dsLog2(double x){
   double n = 0;
@@ -717,6 +736,7 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
     rCost += nIn * dsLog2(nIn + 2);
   }
   pInfo->idxNum = bOrdered ? JIDX_ORDERED : 0;
+  if( dsJoinHasLimit(pInfo) ) pInfo->idxNum |= JIDX_LIMIT;
   pInfo->orderByConsumed = bOrdered;
   pInfo->idxStr = sqlite3_mprintf("%llx", (unsigned long long)pInfo->colUsed);
   if( pInfo->idxStr==0 ) return SQLITE_NOMEM;

@@ -491,7 +491,16 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   /* Not a reason with a hole in it: out of memory is the answer. */
   if( zSmaller==0 ) return SQLITE_NOMEM;
   bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
-  if( bFits && nBytes>DS_CACHE_BYTES
+  if( bFits && pSpec->bLimit ){
+    /* A LIMIT reads what it needs of the probe side and stops: a
+    ** broadcast streams, where a repartition reads both sides whole. */
+    *peStrategy = iSmall ? DS_HINT_BROADCAST_SECOND : DS_HINT_BROADCAST_FIRST;
+    *pzReason = sqlite3_mprintf(
+        "%s and its hash table (about %lld bytes) fits in half of "
+        "memory_limit (%lld bytes): broadcast it, so that the query's "
+        "LIMIT stops the probe side early", zSmaller, nBytes,
+        pConn->nMemLimit);
+  }else if( bFits && nBytes>DS_CACHE_BYTES
    && nOther>=0 && nBytes + nOther <= pConn->nMemLimit ){
     *peStrategy = iSmall ? DS_HINT_REPARTITION_SECOND
                          : DS_HINT_REPARTITION_FIRST;
