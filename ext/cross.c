@@ -93,10 +93,12 @@ static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
   i64 nBytes;
   int s, rc;
   memset(&sides, 0, sizeof(sides));
+  sides.pOp = pOp;
   for(s=0; s<2; s++){
     sides.apIn[s] = pSpec->apIn[s];
     sides.anRowHint[s] = -1;
     sides.anPay[s] = pSpec->anCol[s];
+    sides.aaiPay[s] = pSpec->aaiCol[s];
     sides.anCap[s] = DS_CROSS_COUNT_CAP;
   }
   rc = dsCountSides(pOp->pConn, &sides);

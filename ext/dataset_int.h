@@ -604,6 +604,10 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
+int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
+int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
+                          const int *aiKey, int nPay, const int *aiPay,
+                          i64 *pnBytes);
 i64 dsInputStat1Count(sqlite3 *db, const DsInput *pIn);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
@@ -784,19 +788,25 @@ static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
 i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes);
 /*
 ** What the choice of the side to build on (a join's hash table, a cross
-** product's buffer) knows of the two inputs.  The caller fills apIn[],
-** anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds anRow[]
-** and abAtLeast[], counting only what the choice needs.
+** product's buffer) knows of the two inputs.  The caller fills pOp,
+** apIn[], anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds
+** anRow[] and abAtLeast[], counting only what the choice needs: a view or
+** query by reading it ahead through pOp->apSrc[] (operator.c), which then
+** hands the rows read to the operator, so that it runs once.
 */
 typedef struct DsSides DsSides;
 struct DsSides {
+  DsOp *pOp;              /* the operator, its readers open; or NULL */
   DsInput *apIn[2];       /* left and right inputs */
   i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
   int nKey;               /* key columns carried per row (0: none) */
   int anPay[2];           /* other columns carried per row, per side */
+  const int *aaiKey[2];   /* the key columns of each input */
+  const int *aaiPay[2];   /* the other columns carried, of each input */
   i64 anCap[2];           /* count a view or query up to this many rows */
   i64 anRow[2];           /* rows found, -1 when unknown */
   int abAtLeast[2];       /* anRow[s] is only as far as the count went */
+  i64 anRowBytes[2];      /* bytes a row costs, as measured; 0: unknown */
 };
 int dsCountSides(DsConn *pConn, DsSides *p);
 int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
@@ -819,6 +829,7 @@ struct DsJoinSpec {
   int eHint;              /* DS_HINT_* */
   int eType;              /* DS_JOIN_* */
   int bWantOrder;         /* the query wants rows in key order */
+  int bLimit;             /* the query stops early (a LIMIT): stream */
   i64 anRowHint[2];       /* rows of each input if known, else -1 */
 };
 
@@ -850,7 +861,7 @@ int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
 void dsJoinClose(DsJoin *p);
 
 /* OPTIMIZER_CHOOSES (plan.c) */
-int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
+int dsChooseStrategy(DsOp *pOp, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason);
 
 /* The plan of a join, as ds_join_plan() shows it (plan.c). */

@@ -1385,6 +1385,104 @@ int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
   return rc;
 }
 
+/* Rows sampled to measure an input's rows (dsInputSampleRowBytes). */
+#define DS_WIDTH_SAMPLE 1024
+
+/*
+** The bytes the values of a row of pIn take in the row format, on
+** average over its first DS_WIDTH_SAMPLE rows, counting only the columns
+** carried: the key columns aiKey[] and the others aiPay[].  *pnBytes is
+** 0 when the input is empty or could not be read.  For a plain scan of a
+** table only (nothing runs but a scan of its first pages): a view or
+** query is measured by reading it ahead, for the operator (plan.c).
+** SQLITE_OK, or SQLITE_NOMEM.
+*/
+int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
+                          const int *aiKey, int nPay, const int *aiPay,
+                          i64 *pnBytes){
+  sqlite3_str *pSql;
+  sqlite3_stmt *pStmt = 0;
+  char *zCte, *zSql;
+  int i, rc;
+  *pnBytes = 0;
+  zCte = dsReaderCteName(pIn->zBody);
+  if( zCte==0 ) return SQLITE_NOMEM;
+  pSql = sqlite3_str_new(pConn->db);
+  dsReaderCteSql(pSql, pIn, zCte);
+  sqlite3_str_appendall(pSql, "count(*), sum(0");
+  for(i=0; i<nKey+nPay; i++){
+    sqlite3_str_appendf(pSql, "+CASE typeof(c%d) WHEN 'null' THEN 1 "
+        "WHEN 'integer' THEN 9 WHEN 'real' THEN 9 "
+        "ELSE 5+length(CAST(c%d AS BLOB)) END",
+        dsReaderColumn(i, nKey, aiKey, aiPay),
+        dsReaderColumn(i, nKey, aiKey, aiPay));
+  }
+  sqlite3_str_appendf(pSql, ") FROM (SELECT * FROM \"%w\" LIMIT %d)",
+                      zCte, DS_WIDTH_SAMPLE);
+  zSql = sqlite3_str_finish(pSql);
+  sqlite3_free(zCte);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = dsStepInput(pConn, pStmt);
+  if( rc==SQLITE_ROW && sqlite3_column_int64(pStmt, 0)>0 ){
+    *pnBytes = sqlite3_column_int64(pStmt, 1) / sqlite3_column_int64(pStmt, 0);
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* Rows of a plain scan counted one by one at most, for a quick estimate;
+** past that, the table's rowids or its b-tree tell. */
+#define DS_QUICK_COUNT 4096
+
+/*
+** The rows of pIn as far as SQLite can tell without running it, for a
+** plan's cost, on every statement (inputs grow; nothing is kept): from
+** sqlite_stat1 for an analyzed table; else, for a plain scan of one table
+** (a table, or a view or query that only reads one), counted up to
+** DS_QUICK_COUNT rows, and past that the span of the table's rowids (two
+** b-tree descents; exact for a table whose rows were only appended) or,
+** without rowids, SQLite's count of its b-tree.  A view or query that is
+** not a plain scan is not run (running it is what the operator does,
+** once): *pnRow is -1.  SQLITE_OK, or SQLITE_NOMEM.
+*/
+int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow){
+  char *zSql;
+  int rc = SQLITE_OK;
+  *pnRow = -1;
+  if( pIn->zName ){
+    rc = dsStat1Rows(pConn->db, pIn, pnRow);
+    if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
+  }
+  if( !pIn->bPlainScan ) return SQLITE_OK;
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
+                         "LIMIT %d)", pIn->zBody, DS_QUICK_COUNT);
+  rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  if( rc!=SQLITE_OK || *pnRow<DS_QUICK_COUNT ) return rc;
+  if( pIn->zName ){
+    i64 nSpan = -1;
+    zSql = sqlite3_mprintf("SELECT (SELECT max(rowid) FROM \"%w\".\"%w\") "
+                           "- (SELECT min(rowid) FROM \"%w\".\"%w\") + 1",
+                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName,
+                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
+    /* A view, or a table without rowids, fails to prepare: no span. */
+    rc = dsCountRows(pConn, zSql, &nSpan);
+    sqlite3_free(zSql);
+    if( rc!=SQLITE_OK ) return rc;
+    if( nSpan>*pnRow ){
+      *pnRow = nSpan;
+      return SQLITE_OK;
+    }
+    if( nSpan>=0 ) return SQLITE_OK;
+  }
+  zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
+  rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  return rc;
+}
+
 /*
 ** Decide the columns an operator carries from input pIn: the nKey key
 ** columns aiKey[] always, and the other columns that are wanted (all of

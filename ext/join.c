@@ -62,7 +62,10 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
                       &pOp->apSrc[i], pzErr);
   }
   if( rc==SQLITE_OK && eStrategy==DS_HINT_OPTIMIZER ){
-    rc = dsChooseStrategy(pConn, pSpec, &eStrategy, &pOp->stats.zReason);
+    rc = dsChooseStrategy(pOp, pSpec, &eStrategy, &pOp->stats.zReason);
+    /* Counting a view or query reads it (plan.c): its error is the
+    ** join's. */
+    if( rc!=SQLITE_OK && *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
   }else if( rc==SQLITE_OK ){
     pOp->stats.zReason = sqlite3_mprintf("as hinted");
     if( pOp->stats.zReason==0 ) rc = SQLITE_NOMEM;

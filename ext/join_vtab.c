@@ -48,12 +48,13 @@
 
 /* idxNum bit of the virtual-table form: the plan consumes the ORDER BY */
 #define JIDX_ORDERED    0x01
+/* idxNum bit of the virtual-table form: the statement has a LIMIT that
+** SQLite passed down (no ORDER BY, no other constraint): a plan that
+** streams its first rows is worth more than one that is cheapest whole */
+#define JIDX_LIMIT      0x02
 
 /* Rows assumed for an input whose size cannot be found out. */
 #define DS_DEFAULT_ROWS 1000000
-
-/* Rows of a view or query counted at most, for the estimate. */
-#define DS_ESTIMATE_CAP 10000000
 
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
@@ -67,8 +68,6 @@ struct DsJoinTable {
   int *aaiKey[2];         /* key columns of each input */
   int eHint;              /* DS_HINT_* */
   int eType;              /* DS_JOIN_* */
-  int bEstimated;         /* anRow[] is known */
-  i64 anRow[2];           /* estimated rows of each input */
 };
 
 /*
@@ -228,8 +227,7 @@ static int dsJoinMapColumns(DsJoinCursor *pCur){
 
 /* With inputs, keys and carried columns set up: start the join. */
 static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
-                           int bWantOrder, char **pzErr){
-  DsJoinTable *pTab = (DsJoinTable *)pCur->vc.pTab;
+                           int bWantOrder, int bLimit, char **pzErr){
   DsJoinSpec spec;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
@@ -250,11 +248,10 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   spec.eHint = eHint;
   spec.eType = eType;
   spec.bWantOrder = bWantOrder;
+  spec.bLimit = bLimit;
+  /* No row counts: the join counts the inputs as they are now, reading a
+  ** view or query ahead (plan.c), for either form. */
   spec.anRowHint[0] = spec.anRowHint[1] = -1;
-  if( pTab->vt.bTyped && pTab->bEstimated ){
-    spec.anRowHint[0] = pTab->anRow[0];
-    spec.anRowHint[1] = pTab->anRow[1];
-  }
   return dsJoinOpen(pCur->vc.pConn, &spec, &pCur->pJoin, pzErr);
 }
 
@@ -285,7 +282,7 @@ static int dsJoinStartRun(DsVtabCursor *pVc, int idxNum, const char *idxStr,
                              (idxNum >> (DS_VTAB_USE_SHIFT + 1 + i)) & 1, 0);
     }
     if( rc!=SQLITE_OK ) return rc;
-    return dsJoinCursorRun(pCur, eHint, eType, 0, pzErr);
+    return dsJoinCursorRun(pCur, eHint, eType, 0, 0, pzErr);
   }
 
   pCur->nKey = pTab->nKey;
@@ -305,7 +302,8 @@ static int dsJoinStartRun(DsVtabCursor *pVc, int idxNum, const char *idxStr,
   if( rc==SQLITE_OK ) rc = dsJoinMapColumns(pCur);
   if( rc!=SQLITE_OK ) return rc;
   return dsJoinCursorRun(pCur, pTab->eHint, pTab->eType,
-                         (idxNum & JIDX_ORDERED)!=0, pzErr);
+                         (idxNum & JIDX_ORDERED)!=0,
+                         (idxNum & JIDX_LIMIT)!=0, pzErr);
 }
 
 static int dsJoinStep(DsVtabCursor *pVc, char **pzErr){
@@ -458,30 +456,33 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
 }
 
 /*
-** Estimated rows of both inputs, found once per table object and kept:
-** counting a big input on every xBestIndex would cost more than the plan
-** gains.  dsInputEstimateRows() reads sqlite_stat1 for an analyzed table
-** and otherwise counts the rows, once, on the first query of the table in
-** this connection (not at connect time, so that DROP TABLE of a table
-** over huge inputs costs nothing).  The estimate goes stale as the inputs
-** grow; it only steers the plan.
+** Estimated rows of both inputs, found afresh for each plan (inputs grow:
+** an estimate kept from a query of an empty table told SQLite that the
+** join was tiny long after it was not), cheaply: dsInputQuickRows()
+** reads sqlite_stat1, counts a small table, or takes a large one's span
+** of rowids.  A view or query that is not a plain scan is not run for a
+** plan (the join runs it, once): it is taken as DS_DEFAULT_ROWS.
 */
-static int dsJoinEstimate(DsJoinTable *pTab){
+static int dsJoinEstimate(DsJoinTable *pTab, i64 *anRow){
   int i, rc = SQLITE_OK;
-  if( pTab->bEstimated ) return SQLITE_OK;
-  /* Set first: counting an input that reads this table (a cycle) plans
-  ** a query of this table again, which must not count again. */
-  pTab->bEstimated = 1;
-  pTab->anRow[0] = pTab->anRow[1] = DS_DEFAULT_ROWS;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    int bAtLeast;
-    rc = dsInputEstimateRows(pTab->vt.pConn, pTab->vt.typed.apIn[i],
-                             DS_ESTIMATE_CAP, &pTab->anRow[i], &bAtLeast);
-    if( pTab->anRow[i]<0 ) pTab->anRow[i] = DS_DEFAULT_ROWS;
+    rc = dsInputQuickRows(pTab->vt.pConn, pTab->vt.typed.apIn[i], &anRow[i]);
+    if( anRow[i]<0 ) anRow[i] = DS_DEFAULT_ROWS;
   }
-  /* Out of memory, count again next time rather than keep a guess. */
-  if( rc!=SQLITE_OK ) pTab->bEstimated = 0;
   return rc;
+}
+
+/* Does the statement pass a LIMIT down (SQLite 3.38 and later, only for
+** a scan of this table alone, without an ORDER BY it keeps)? */
+static int dsJoinHasLimit(const sqlite3_index_info *pInfo){
+  int i;
+  for(i=0; i<pInfo->nConstraint; i++){
+    if( pInfo->aConstraint[i].usable
+     && pInfo->aConstraint[i].op==SQLITE_INDEX_CONSTRAINT_LIMIT ){
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* About log2(x), without libm: the cost of sorting grows with it. */
@@ -504,11 +505,11 @@ static double dsLog2(double x){
 static int dsJoinTableBestIndex(DsVtab *pVt, sqlite3_index_info *pInfo){
   DsJoinTable *pTab = (DsJoinTable *)pVt;
   double nIn, nOut, rCost;
+  i64 anRow[2];
   int bOrdered;
-  if( dsJoinEstimate(pTab)!=SQLITE_OK ) return SQLITE_NOMEM;
-  nIn = (double)pTab->anRow[0] + (double)pTab->anRow[1];
-  nOut = (double)(pTab->anRow[0]>pTab->anRow[1] ? pTab->anRow[0]
-                                                : pTab->anRow[1]);
+  if( dsJoinEstimate(pTab, anRow)!=SQLITE_OK ) return SQLITE_NOMEM;
+  nIn = (double)anRow[0] + (double)anRow[1];
+  nOut = (double)(anRow[0]>anRow[1] ? anRow[0] : anRow[1]);
   if( nOut<1 ) nOut = 1;
   bOrdered = dsJoinOrderHolds(pTab, pInfo)
           && dsTextOrderIsBinary(pVt->pConn->db);
@@ -517,6 +518,7 @@ static int dsJoinTableBestIndex(DsVtab *pVt, sqlite3_index_info *pInfo){
     rCost += nIn * dsLog2(nIn + 2);
   }
   pInfo->idxNum = bOrdered ? JIDX_ORDERED : 0;
+  if( dsJoinHasLimit(pInfo) ) pInfo->idxNum |= JIDX_LIMIT;
   pInfo->orderByConsumed = bOrdered;
   pInfo->estimatedCost = rCost;
   pInfo->estimatedRows = (sqlite3_int64)nOut;

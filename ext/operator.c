@@ -262,9 +262,198 @@ i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes){
        + 16 * (i64)nPay;
 }
 
-/* Rough bytes a row of side s costs in memory, before its keys are read. */
+/* Bytes a row of side s costs in memory: as measured on the rows read
+** ahead (dsReadAhead), else the rough estimate. */
 static i64 dsSideRowCost(const DsSides *p, int s){
+  if( p->anRowBytes[s]>0 ) return p->anRowBytes[s];
   return dsRowCostEstimate(p->nKey, p->anPay[s], 0);
+}
+
+/*************************************************************************
+** Reading ahead.  A view or query is counted by reading it through the
+** operator's own reader: the rows the count reads are kept, and the
+** operator is handed a source that gives them out first and then reads
+** on from where the count stopped.  So the input runs once, however deep
+** the joins of views of joins nest (counting it with a query of its own
+** ran it twice, and a join of a join of ... of views 2^n times).  The
+** rows kept are also measured: the choice sizes them as they are.
+**
+** The rows are kept in blocks, each an arena of its own, freed as soon
+** as its rows are handed out: copying them into the operator's buffers
+** holds one block twice at most.
+*/
+typedef struct DsAheadBlock DsAheadBlock;
+struct DsAheadBlock {
+  DsAheadBlock *pNext;
+  DsArena arena;          /* the rows of the block */
+  DsRow *pFirst;          /* the first of them, linked through pNext */
+};
+
+typedef struct DsAhead DsAhead;
+struct DsAhead {
+  DsSource base;
+  DsSource *pIn;          /* the reader, read on after the rows kept */
+  DsMem *pMem;            /* what the blocks are charged to */
+  DsAheadBlock *pHead;    /* the block being handed out */
+  DsAheadBlock *pTail;    /* the last block */
+  DsRow *pCur;            /* the next row of pHead to hand out */
+  i64 nKept;              /* rows kept */
+  i64 nGiven;             /* of them handed out (or turned away) */
+};
+
+/* Bytes of rows one block holds at most: small beside the budget. */
+static i64 dsAheadBlockBytes(const DsMem *pMem){
+  i64 n = pMem->pConn ? pMem->pConn->nMemLimit / 16 : 0;
+  if( n > 256*1024 ) n = 256*1024;
+  return n < 4096 ? 4096 : n;
+}
+
+static void dsAheadFreeHead(DsAhead *p){
+  DsAheadBlock *pBlock = p->pHead;
+  p->pHead = pBlock->pNext;
+  if( p->pHead==0 ) p->pTail = 0;
+  dsArenaClear(&pBlock->arena);
+  dsFree(p->pMem, pBlock);
+  p->pCur = p->pHead ? p->pHead->pFirst : 0;
+}
+
+/* The kept rows first, copied into pArena (through pFilter), then the
+** reader's. */
+static int dsAheadBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
+                        int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                        int *pnRow){
+  DsAhead *p = (DsAhead *)pSrc;
+  int n = 0;
+  int rc;
+  while( p->pHead && n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+    DsRow *pRow = p->pCur;
+    if( pRow==0 ){
+      dsAheadFreeHead(p);
+      continue;
+    }
+    p->pCur = pRow->pNext;
+    p->nGiven++;
+    if( pFilter==0 || (!(pRow->flags & DS_ROW_NULLKEY)
+                       && pFilter->xMayMatch(pFilter, pRow->hash)) ){
+      DsRow *pCopy = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(pRow->nData));
+      if( pCopy==0 ) return SQLITE_NOMEM;
+      memcpy(DS_ROW_IMAGE(pCopy), DS_ROW_IMAGE(pRow),
+             DS_ROW_HDR + pRow->nData);
+      pCopy->pNext = 0;
+      aRow[n++] = pCopy;
+    }
+  }
+  if( p->pHead && p->pCur==0 ) dsAheadFreeHead(p);
+  if( n>0 || p->pHead ){
+    p->base.nRow = p->nGiven;
+    *pnRow = n;
+    return SQLITE_OK;
+  }
+  rc = dsSourceBatch(p->pIn, pArena, aRow, nMax, nMaxByte, pFilter, pnRow);
+  p->base.nRow = p->nGiven + p->pIn->nRow - p->nKept;
+  if( rc!=SQLITE_OK && p->pIn->zErr && p->base.zErr==0 ){
+    /* The reader's message, where the operator looks for it. */
+    p->base.zErr = sqlite3_mprintf("%s", p->pIn->zErr);
+  }
+  return rc;
+}
+
+static int dsAheadNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+  int n;
+  int rc = dsAheadBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  return n ? SQLITE_ROW : SQLITE_DONE;
+}
+
+/* Keys first only for a reader that nothing was read from (input.c). */
+static int dsAheadKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
+                            int *pbKeysFirst){
+  DsAhead *p = (DsAhead *)pSrc;
+  *pbKeysFirst = 0;
+  if( p->nKept>0 ) return SQLITE_OK;
+  return dsSourceKeysFirst(p->pIn, pFilter, pbKeysFirst);
+}
+
+static void dsAheadClose(DsSource *pSrc){
+  DsAhead *p = (DsAhead *)pSrc;
+  while( p->pHead ) dsAheadFreeHead(p);
+  p->pIn->xClose(p->pIn);
+  sqlite3_free(p->base.zErr);
+  dsFree(p->pMem, p);
+}
+
+/*
+** Read *ppSrc ahead: up to nCap rows, stopping sooner once the rows read
+** cost more than nMaxByte in a hash table (their bytes and a directory
+** entry each).  *ppSrc becomes a source that hands out those rows, then
+** the rest of the input.  *pnRow gets the rows read, *pbAtLeast whether
+** the input may hold more (it was not read to its end), *pnRowBytes the
+** bytes a row of them costs, on average (0 when none was read).
+*/
+static int dsReadAhead(DsOp *pOp, DsSource **ppSrc, i64 nCap, i64 nMaxByte,
+                       i64 *pnRow, int *pbAtLeast, i64 *pnRowBytes){
+  DsAhead *p;
+  DsRow **aRow;
+  int nBatch;
+  i64 nCost = 0;
+  i64 nBlockByte = dsAheadBlockBytes(&pOp->mem);
+  int rc = SQLITE_OK;
+  *pnRow = 0;
+  *pbAtLeast = 0;
+  *pnRowBytes = 0;
+  /* Batches of fewer rows under a small budget: the array counts. */
+  nBatch = (int)(pOp->pConn->nMemLimit / 256 < DS_BATCH
+                 ? pOp->pConn->nMemLimit / 256 : DS_BATCH);
+  if( nBatch<16 ) nBatch = 16;
+  p = dsMalloc(&pOp->mem, sizeof(DsAhead));
+  aRow = dsMalloc(&pOp->mem, sizeof(DsRow *) * nBatch);
+  if( p==0 || aRow==0 ){
+    dsFree(&pOp->mem, p);
+    dsFree(&pOp->mem, aRow);
+    return SQLITE_NOMEM;
+  }
+  memset(p, 0, sizeof(*p));
+  p->base.xNext = dsAheadNext;
+  p->base.xBatch = dsAheadBatch;
+  p->base.xKeysFirst = dsAheadKeysFirst;
+  p->base.xClose = dsAheadClose;
+  p->pIn = *ppSrc;
+  p->pMem = &pOp->mem;
+  *ppSrc = &p->base;
+  while( rc==SQLITE_OK ){
+    DsAheadBlock *pBlock;
+    int n, i;
+    if( p->nKept>=nCap || nCost>nMaxByte ){
+      *pbAtLeast = 1;
+      break;
+    }
+    pBlock = dsMalloc(&pOp->mem, sizeof(DsAheadBlock));
+    if( pBlock==0 ){ rc = SQLITE_NOMEM; break; }
+    memset(pBlock, 0, sizeof(*pBlock));
+    dsArenaInit(&pBlock->arena, &pOp->mem);
+    if( p->pTail ) p->pTail->pNext = pBlock; else p->pHead = pBlock;
+    p->pTail = pBlock;
+    n = nCap - p->nKept < nBatch ? (int)(nCap - p->nKept) : nBatch;
+    rc = dsSourceBatch(p->pIn, &pBlock->arena, aRow, n, nBlockByte, 0, &n);
+    if( rc!=SQLITE_OK ) break;
+    for(i=0; i<n; i++){
+      aRow[i]->pNext = i+1<n ? aRow[i+1] : 0;
+      nCost += DS_ROW_STRIDE(aRow[i]) + 16;
+    }
+    pBlock->pFirst = n ? aRow[0] : 0;
+    p->nKept += n;
+    if( n==0 ) break;
+    rc = dsOpCheckInterrupt(pOp);
+  }
+  dsFree(&pOp->mem, aRow);
+  p->pCur = p->pHead ? p->pHead->pFirst : 0;
+  p->base.nRow = 0;
+  *pnRow = p->nKept;
+  if( p->nKept>0 ) *pnRowBytes = (nCost + p->nKept - 1) / p->nKept;
+  if( rc!=SQLITE_OK && p->pIn->zErr ){
+    p->base.zErr = sqlite3_mprintf("%s", p->pIn->zErr);
+  }
+  return rc;
 }
 
 /* Rows of side s: the caller's figure, else an estimate capped at
@@ -273,9 +462,26 @@ static int dsSideRows(DsConn *pConn, DsSides *p, int s){
   int rc = SQLITE_OK;
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
-  if( p->anRow[s]<0 ){
+  if( p->anRow[s]<0 && p->pOp && !p->apIn[s]->bPlainScan ){
+    /* A view or query: counted by reading it ahead, so that it runs once
+    ** (see above); a plain scan of a table is counted by SQLite, which
+    ** reads its b-tree without decoding rows or running anything. */
+    rc = dsReadAhead(p->pOp, &p->pOp->apSrc[s], p->anCap[s],
+                     pConn->nMemLimit/2, &p->anRow[s], &p->abAtLeast[s],
+                     &p->anRowBytes[s]);
+  }else if( p->anRow[s]<0 ){
     rc = dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
                              &p->anRow[s], &p->abAtLeast[s]);
+    if( rc==SQLITE_OK && p->pOp && p->apIn[s]->bPlainScan && p->anRow[s]>0 ){
+      /* A table's rows are measured on a sample of its first rows: a value
+      ** is 9 bytes or a text of any length, not 16 bytes. */
+      i64 nData;
+      rc = dsInputSampleRowBytes(pConn, p->apIn[s], p->nKey, p->aaiKey[s],
+                                 p->anPay[s], p->aaiPay[s], &nData);
+      if( rc==SQLITE_OK && nData>0 ){
+        p->anRowBytes[s] = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + 16;
+      }
+    }
   }
   /* An exact count is the progress line's total for the side. */
   if( rc==SQLITE_OK && p->anRow[s]>=0 && !p->abAtLeast[s] ){

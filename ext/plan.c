@@ -39,15 +39,18 @@
 /* What the choice of a join's strategy knows of its sides before it
 ** counts: a count of a view or query stops at the rows whose table would
 ** fill half the budget, beyond which the exact size changes nothing. */
-static void dsJoinSides(DsConn *pConn, const DsJoinSpec *pSpec,
+static void dsJoinSides(DsConn *pConn, DsOp *pOp, const DsJoinSpec *pSpec,
                         DsSides *p){
   int s;
   memset(p, 0, sizeof(*p));
+  p->pOp = pOp;
   p->nKey = pSpec->nKey;
   for(s=0; s<2; s++){
     p->apIn[s] = pSpec->apIn[s];
     p->anRowHint[s] = pSpec->anRowHint[s];
     p->anPay[s] = pSpec->anPay[s];
+    p->aaiKey[s] = pSpec->aaiKey[s];
+    p->aaiPay[s] = pSpec->aaiPay[s];
     p->anCap[s] = pConn->nMemLimit / 2
                 / dsRowCostEstimate(p->nKey, p->anPay[s], 0) + 1;
     p->anRow[s] = -1;
@@ -87,17 +90,43 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
     sqlite3_free(zSmall);
     return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
   }
-  anCost[0] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[0], anKeyBytes[0]);
-  anCost[1] = dsRowCostEstimate(pSpec->nKey, pSpec->anPay[1], anKeyBytes[1]);
+  {
+    int s;
+    for(s=0; s<2; s++){
+      anCost[s] = pSides->anRowBytes[s]>0 ? pSides->anRowBytes[s]
+                : dsRowCostEstimate(pSpec->nKey, pSpec->anPay[s],
+                                    anKeyBytes[s]);
+    }
+  }
   iSmall = dsSmallerSide(anRow, abAtLeast);
+  if( anRow[0]>=0 && anRow[1]>=0 && !abAtLeast[0] && !abAtLeast[1]
+   && anRow[1-iSmall]*anCost[1-iSmall] < anRow[iSmall]*anCost[iSmall] ){
+    /* Fewer rows, but wider ones: the table of the other side is the
+    ** smaller, and the smaller table is the one to build. */
+    iSmall = 1-iSmall;
+    zSmaller = sqlite3_mprintf("the %s input is the smaller in bytes (%lld "
+        "rows of about %lld bytes against %lld rows of about %lld bytes)",
+        dsSideName(iSmall), anRow[iSmall], anCost[iSmall], anRow[1-iSmall],
+        anCost[1-iSmall]);
+  }else{
+    zSmaller = dsSmallerSideText(anRow, abAtLeast, iSmall);
+  }
   nBytes = anRow[iSmall]<0 ? -1 : anRow[iSmall] * anCost[iSmall];
   nOther = anRow[1-iSmall]<0 || abAtLeast[1-iSmall]
          ? -1 : anRow[1-iSmall] * anCost[1-iSmall];
   /* Not a reason with a hole in it: out of memory is the answer. */
-  zSmaller = dsSmallerSideText(anRow, abAtLeast, iSmall);
   if( zSmaller==0 ) return SQLITE_NOMEM;
   bFits = nBytes>=0 && !abAtLeast[iSmall] && nBytes <= pConn->nMemLimit/2;
-  if( bFits && nBytes>DS_CACHE_BYTES
+  if( bFits && pSpec->bLimit ){
+    /* A LIMIT reads what it needs of the probe side and stops: a
+    ** broadcast streams, where a repartition reads both sides whole. */
+    *peStrategy = dsHashHint(iSmall, 0);
+    *pzReason = sqlite3_mprintf(
+        "%s and its hash table (about %lld bytes) fits in half of "
+        "memory_limit (%lld bytes): broadcast it, so that the query's "
+        "LIMIT stops the probe side early", zSmaller, nBytes,
+        pConn->nMemLimit);
+  }else if( bFits && nBytes>DS_CACHE_BYTES
    && nOther>=0 && nBytes + nOther <= pConn->nMemLimit ){
     *peStrategy = dsHashHint(iSmall, 1);
     *pzReason = sqlite3_mprintf(
@@ -125,11 +154,12 @@ static int dsChooseFromSizes(DsConn *pConn, const DsJoinSpec *pSpec,
   return *pzReason ? SQLITE_OK : SQLITE_NOMEM;
 }
 
-int dsChooseStrategy(DsConn *pConn, const DsJoinSpec *pSpec,
+int dsChooseStrategy(DsOp *pOp, const DsJoinSpec *pSpec,
                      int *peStrategy, char **pzReason){
+  DsConn *pConn = pOp->pConn;
   DsSides sides;
   i64 anKeyBytes[2] = {0, 0};
-  dsJoinSides(pConn, pSpec, &sides);
+  dsJoinSides(pConn, pOp, pSpec, &sides);
   if( !pSpec->bWantOrder ){
     int rc = dsCountSides(pConn, &sides);
     if( rc!=SQLITE_OK ) return rc;
@@ -376,7 +406,7 @@ int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec,
     p->eStrategy = pSpec->eHint;
     if( pSpec->eHint==DS_HINT_OPTIMIZER ){
       DsSides sides;
-      dsJoinSides(pConn, pSpec, &sides);
+      dsJoinSides(pConn, 0, pSpec, &sides);
       for(s=0; s<2; s++) sides.anRow[s] = p->anRow[s];
       rc = dsChooseFromSizes(pConn, pSpec, &sides, anKeyBytes,
                              &p->eStrategy, &zHow);

@@ -213,8 +213,12 @@ static int dsMergeSortEntries(DsSortJob *pJob, DsSortEntry *a,
       i64 iHi = iLo + 2*nWidth < n ? iLo + 2*nWidth : n;
       i64 i = iLo, j = iMid, k = iLo;
       while( i<iMid && j<iHi ){
-        /* Equal entries keep their order: the left one goes first. */
-        if( xCmp(pFrom[j].pRow, pFrom[i].pRow)<0 ){
+        /* Equal entries keep their order: the left one goes first.  The
+        ** prefixes, equal in a run of ties unless dsRefinePrefixes() set
+        ** them afresh, decide before the rows are touched. */
+        if( pFrom[j].prefix!=pFrom[i].prefix
+            ? pFrom[j].prefix<pFrom[i].prefix
+            : xCmp(pFrom[j].pRow, pFrom[i].pRow)<0 ){
           pTo[k++] = pFrom[j++];
         }else{
           pTo[k++] = pFrom[i++];
@@ -229,6 +233,49 @@ static int dsMergeSortEntries(DsSortJob *pJob, DsSortEntry *a,
     pTo = pSwap;
   }
   if( pFrom!=a ) memcpy(a, pFrom, sizeof(DsSortEntry) * (size_t)n);
+  return 1;
+}
+
+/* Runs of tied text or blob keys shorter than this are merged as they
+** are: finding their common bytes would cost more than it saves. */
+#define DS_REFINE_MIN 16
+
+/*
+** A run of n entries whose keys' first column is text (or all blobs) and
+** whose prefixes tie: keys that share a long start (URLs, paths, codes
+** of one scheme) tie on their first seven bytes, and merging them
+** compared whole keys of scattered rows at every step, which grew worse
+** than n log n as the rows outgrew the caches.  So find the bytes all of
+** them share (one pass over each key), and give each entry the prefix of
+** the eight bytes after those, big-endian, zero after the key's end: it
+** orders like the key among keys that share that start, and ties only
+** keys that the full comparison must then tell apart.  Returns 0 if the
+** prefixes were left as they were (the keys of another type).
+*/
+static int dsRefinePrefixes(DsSortEntry *a, i64 n){
+  DsValue v0, v;
+  i64 i, nCommon;
+  memset(&v, 0, sizeof(v));
+  dsValueDecode(a[0].pRow->aData, &v0);
+  if( v0.eType!=DS_TEXT && v0.eType!=DS_BLOB ) return 0;
+  nCommon = v0.n;
+  for(i=1; i<n && nCommon>0; i++){
+    i64 k = 0;
+    dsValueDecode(a[i].pRow->aData, &v);
+    if( v.eType!=v0.eType ) return 0;
+    if( v.n<nCommon ) nCommon = v.n;
+    while( k<nCommon && v.z[k]==v0.z[k] ) k++;
+    nCommon = k;
+  }
+  for(i=0; i<n; i++){
+    u64 x = 0;
+    int k;
+    dsValueDecode(a[i].pRow->aData, &v);
+    for(k=0; k<8; k++){
+      x = (x << 8) | (nCommon + k < v.n ? v.z[nCommon + k] : 0);
+    }
+    a[i].prefix = x;
+  }
   return 1;
 }
 
@@ -251,9 +298,15 @@ static int dsSortTies(DsSortJob *pJob){
       bSorted = xCmp(a[k-1].pRow, a[k].pRow)<=0;
       if( dsSortJobStop(pJob, ++nStep) ) return 0;
     }
-    if( !bSorted
-     && !dsMergeSortEntries(pJob, &a[i], &aScratch[i], j - i, xCmp) ){
-      return 0;
+    if( !bSorted ){
+      if( j - i>=DS_REFINE_MIN && pJob->eOrder==DS_ORDER_KEY
+       && (a[i].prefix >> 62)>=2 ){
+        dsRefinePrefixes(&a[i], j - i);
+        nStep += j - i;
+      }
+      if( !dsMergeSortEntries(pJob, &a[i], &aScratch[i], j - i, xCmp) ){
+        return 0;
+      }
     }
     if( dsSortJobStop(pJob, ++nStep) ) return 0;
     i = j;
