@@ -254,6 +254,7 @@ int dsCoGroupNext(DsCoGroup *p, char **pzErr){
   }
   p->bDone = 1;
   if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  else p->op.stats.bComplete = 1;
   return rc;
 }
 

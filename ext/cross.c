@@ -231,6 +231,7 @@ int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
   }
   p->bDone = 1;
   if( rc!=SQLITE_DONE ) *pzErr = dsOpErrMsg(&p->op, rc);
+  else p->op.stats.bComplete = 1;
   return rc;
 }
 

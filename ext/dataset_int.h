@@ -638,6 +638,7 @@ struct DsStats {
   char *zReason;          /* why this strategy (sqlite3_malloc'd) */
   int bLost;              /* memory ran out while writing them */
   double aMs[DS_N_PHASE];
+  int bComplete;          /* the run reached its end (its last row) */
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */
   char *zMessage;         /* the statement's message then (sqlite3_malloc'd) */

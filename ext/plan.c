@@ -670,6 +670,7 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     op.stats.zStrategy = dsHintName[pCur->eStrategy];
     op.stats.iBuild = pCur->iBuild;
     op.stats.nOut = 1;
+    op.stats.bComplete = 1;
     op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
                                        "the plan: %s", pCur->zReason);
   }
