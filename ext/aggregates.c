@@ -83,15 +83,16 @@ static char *dsShowArg(sqlite3_value *pVal){
   }
 }
 
-/* Fail with the message zFormat, whose one %s is the argument shown. */
-static void dsArgError(sqlite3_context *ctx, const char *zFormat,
-                       sqlite3_value *pVal){
+/* Fail with the message zFormat, whose one %s is the argument shown
+** (function zFunc). */
+static void dsArgError(sqlite3_context *ctx, const char *zFunc,
+                       const char *zFormat, sqlite3_value *pVal){
   char *zVal = dsShowArg(pVal);
   char *zMsg = zVal ? sqlite3_mprintf(zFormat, zVal) : 0;
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, zFunc);
   }
   sqlite3_free(zVal);
   sqlite3_free(zMsg);
@@ -167,7 +168,7 @@ static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int bJson;
   (void)argc;
   if( !dsFirstCount(argv[1], &n) ){
-    dsArgError(ctx, "ds_first: n must be a positive integer, at most "
+    dsArgError(ctx, "ds_first", "ds_first: n must be a positive integer, at most "
                "9223372036854775807, not %s", argv[1]);
     return;
   }
@@ -185,15 +186,19 @@ static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zMsg ){
       sqlite3_result_error(ctx, zMsg, -1);
     }else{
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, "ds_first");
     }
     sqlite3_free(zMsg);
     return;
   }
   if( p->nVal >= p->n ) return;
-  if( dsValueFromSql(argv[0], &v)!=SQLITE_OK
-   || dsFirstReserve(p, 1 + dsValueSize(&v))!=SQLITE_OK ){
+  if( dsValueFromSql(argv[0], &v)!=SQLITE_OK ){
+    /* SQLite's own conversion ran out of memory. */
     sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( dsFirstReserve(p, 1 + dsValueSize(&v))!=SQLITE_OK ){
+    dsResultNoMem(ctx, "ds_first");
     return;
   }
   bJson = v.eType==DS_TEXT && sqlite3_value_subtype(argv[0])==DS_JSON_SUBTYPE;
@@ -292,7 +297,7 @@ static void dsMinMaxByStep(sqlite3_context *ctx, int argc,
     i64 nNew = nNeed < 64 ? 64 : nNeed;
     u8 *aNew = sqlite3_realloc64(p->aBuf, (sqlite3_uint64)nNew);
     if( aNew==0 ){
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, bMax ? "ds_max_by" : "ds_min_by");
       return;
     }
     p->aBuf = aNew;

@@ -259,6 +259,7 @@ int dsCoGroupNext(DsCoGroup *p, char **pzErr){
   if( rc!=SQLITE_DONE ){
     *pzErr = dsOpErrMsg(&p->op, rc);
   }else{
+    p->op.stats.bComplete = 1;
     dsOpEnded(&p->op);
   }
   return rc;

@@ -203,6 +203,7 @@ static int dsCoGroupConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   }
   rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pConn, DS_FUNC, rc, &zErr);
     dsCoGroupTableFree(pTab);
     *pzErr = zErr;
     return rc;
@@ -360,7 +361,10 @@ static int dsCoGroupFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     rc = dsCoGroupFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
   pCur->pTab->typed.nActive--;
-  if( rc!=SQLITE_OK ) dsVtabSetError(pCursor->pVtab, zErr);
+  if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
+    dsVtabSetError(pCursor->pVtab, zErr);
+  }
   return rc;
 }
 
@@ -376,6 +380,7 @@ static int dsCoGroupNextRow(sqlite3_vtab_cursor *pCursor){
   if( rc==SQLITE_ROW ) return SQLITE_OK;
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
   dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }

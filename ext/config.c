@@ -120,7 +120,7 @@ static void dsConfigError(sqlite3_context *ctx, const char *zWhat,
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, "ds_config");
   }
   sqlite3_free(zVal);
   sqlite3_free(zMsg);
@@ -163,7 +163,7 @@ static int dsSetTempDir(sqlite3_context *ctx, DsConn *pConn,
     }
     zNew = sqlite3_mprintf("%s", z);
     if( zNew==0 ){
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, "ds_config");
       return SQLITE_NOMEM;
     }
   }
@@ -272,7 +272,7 @@ static int dsConfigRefuseType(sqlite3_context *ctx, sqlite3_value *pName,
     sqlite3_result_error(ctx, zMsg, -1);
     sqlite3_free(zMsg);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, "ds_config");
   }
   return 1;
 }
@@ -297,7 +297,7 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
         sqlite3_result_error(ctx, zMsg, -1);
         sqlite3_free(zMsg);
       }else{
-        sqlite3_result_error_nomem(ctx);
+        dsResultNoMem(ctx, "ds_config");
       }
       return;
     }

@@ -238,6 +238,7 @@ int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
   if( rc!=SQLITE_DONE ){
     *pzErr = dsOpErrMsg(&p->op, rc);
   }else{
+    p->op.stats.bComplete = 1;
     dsOpEnded(&p->op);
   }
   return rc;

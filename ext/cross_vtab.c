@@ -155,6 +155,7 @@ static int dsCrossConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   }
   rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pConn, DS_FUNC, rc, &zErr);
     dsCrossTableFree(pTab);
     *pzErr = zErr;
     return rc;
@@ -326,7 +327,10 @@ static int dsCrossFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     rc = dsCrossFunctionFilter(pCur, idxNum, argc, argv, &zErr);
   }
   pCur->pTab->typed.nActive--;
-  if( rc!=SQLITE_OK ) dsVtabSetError(pCursor->pVtab, zErr);
+  if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
+    dsVtabSetError(pCursor->pVtab, zErr);
+  }
   return rc;
 }
 
@@ -345,6 +349,7 @@ static int dsCrossNextRow(sqlite3_vtab_cursor *pCursor){
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
   dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }

@@ -80,9 +80,18 @@ struct DsConn {
   int bNestingHit;        /* their bound was reached (input.c) */
   void (*xTestStep)(void *, const char *);  /* test builds: ds_test_hook() */
   void *pTestArg;
+  int rcSqlite;           /* SQLite's own error from an input step, until
+                          ** reported (dsStatementError) */
+  int rcSpill;            /* the failure of a spill file, until reported */
+  i64 nNoMemBytes;        /* size of the last allocation of an operator's
+                          ** memory (DsMem) that failed, until reported */
 };
 
 void dsConnFree(void *pConn);
+int dsSqliteError(DsConn *pConn, int rc);
+int dsStatementError(DsConn *pConn, const char *zFunc, int rc,
+                     char **pzErr);
+void dsResultNoMem(sqlite3_context *ctx, const char *zFunc);
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
 
@@ -656,6 +665,7 @@ struct DsStats {
   char *zReason;          /* why this strategy (sqlite3_malloc'd) */
   int bLost;              /* memory ran out while writing them */
   double aMs[DS_N_PHASE];
+  int bComplete;          /* the run reached its end (its last row) */
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */
   char *zMessage;         /* the statement's message then (sqlite3_malloc'd) */

@@ -913,6 +913,8 @@ struct DsReader {
   sqlite3_value **apCol;  /* the wide path's row, as the statement has it */
   int *aiRowCol;          /* value i of its row: the statement's column */
   int bEof;               /* the statement has run to its end */
+  int bNoMem;             /* ds_input_row() or ds_input_key() ran out of
+                          ** memory of the extension's own */
   /* The batch being read, while sqlite3_step() runs. */
   DsArena *pArena;        /* rows go here */
   DsRow **aOut;           /* and are listed here */
@@ -960,6 +962,18 @@ static void dsReaderMisuse(sqlite3_context *ctx, const char *zName){
 }
 
 /*
+** ds_input_row() or ds_input_key() of reader p ran out of memory: fail
+** the reader's statement with SQLITE_ERROR, not SQLITE_NOMEM, which makes
+** SQLite roll back the caller's transaction when a statement ends with it
+** (dataset.c); the reader then reports the extension's own out-of-memory
+** (dsReaderStopped).
+*/
+static void dsReaderNoMem(DsReader *p, sqlite3_context *ctx){
+  p->bNoMem = 1;
+  sqlite3_result_error(ctx, "out of memory", -1);
+}
+
+/*
 ** ds_input_row(READER, value, ...): add one row to the reader's batch;
 ** true when the batch is full, else NULL.
 */
@@ -977,7 +991,7 @@ DS_FLATTEN static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
                        p->pFilter, &pRow);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
-      sqlite3_result_error_nomem(ctx);
+      dsReaderNoMem(p, ctx);
     }else{
       sqlite3_result_error_toobig(ctx);
     }
@@ -1008,7 +1022,7 @@ static void dsReaderKeyFunc(sqlite3_context *ctx, int argc,
   }
   if( p->pKeyFilter
    && dsKeyValuesFilteredOut(p->pKeyFilter, argv + 1, p->nKeyCol, &bOut) ){
-    sqlite3_result_error_nomem(ctx);
+    dsReaderNoMem(p, ctx);
     return;
   }
   if( bOut ){
@@ -1064,6 +1078,8 @@ static int dsStepInput(DsConn *pConn, sqlite3_stmt *pStmt){
   rc = sqlite3_step(pStmt);
   pConn->nNesting--;
   if( pConn->nNesting==0 ) pConn->bNestingHit = 0;
+  /* SQLite's own error: its code is SQLite's to keep (dataset.c). */
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) dsSqliteError(pConn, rc);
   return rc;
 }
 
@@ -1086,6 +1102,15 @@ static int dsReaderRefuseNesting(DsReader *p){
 static int dsReaderStopped(DsReader *p, int rc){
   p->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( p->bNoMem ){
+    /* ds_input_row() or ds_input_key() ran out of memory of the
+    ** extension's own, and failed the statement with SQLITE_ERROR (not
+    ** SQLITE_NOMEM, which would make SQLite roll back the transaction):
+    ** it is the extension's out-of-memory, not SQLite's, unless SQLite
+    ** ran out too (its step says SQLITE_NOMEM then). */
+    p->bNoMem = 0;
+    if( rc!=SQLITE_NOMEM ) return SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_NOMEM ){
     sqlite3_free(p->base.zErr);
     p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(p->pConn->db));

@@ -236,6 +236,7 @@ static int dsJoinConnectTable(sqlite3 *db, DsConn *pConn, int argc,
   }
   rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pConn, DS_FUNC, rc, &zErr);
     dsJoinTableFree(pTab);
     *pzErr = zErr;
     return rc;
@@ -472,6 +473,7 @@ static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   }
   pCur->pTab->typed.nActive--;
   if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
     dsVtabSetError(pCursor->pVtab, zErr);
     return rc;
   }
@@ -493,6 +495,7 @@ static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
   }
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
   dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }
@@ -568,7 +571,7 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
     if( pCur->apRow[iSide]==0 ) return SQLITE_OK;
     pJson = dsJoinRowJson(pCur, iSide);
     if( pJson==0 ){
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, DS_FUNC);
     }else{
       dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON object of a "
                    "right row" : "the JSON object of a left row");

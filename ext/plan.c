@@ -912,6 +912,7 @@ static int dsPlanCompute(DsPlanCursor *pCur, const DsJoinSpec *pSpec,
     op.stats.zStrategy = dsHintName[pCur->eStrategy];
     op.stats.iBuild = pCur->iBuild;
     op.stats.nOut = 1;
+    op.stats.bComplete = 1;
     op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
                                        "the plan: %s", pCur->zReason);
   }
@@ -935,7 +936,9 @@ static int dsPlanFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   dsVtabFunctionArgs(idxNum, argc, argv, PLAN_N_ARG, aArg);
   for(i=0; i<PLAN_N_ARG; i++){
     if( aArg[i] && (pCur->apArg[i] = sqlite3_value_dup(aArg[i]))==0 ){
-      return SQLITE_NOMEM;
+      rc = dsStatementError(pCur->pConn, DS_FUNC_PLAN, SQLITE_NOMEM, &zErr);
+      dsVtabSetError(pCursor->pVtab, zErr);
+      return rc;
     }
   }
   memset(&spec, 0, sizeof(spec));
@@ -966,8 +969,8 @@ static int dsPlanFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(aaiKey[i]);
   }
   if( rc!=SQLITE_OK ){
-    sqlite3_free(pCursor->pVtab->zErrMsg);
-    pCursor->pVtab->zErrMsg = zErr;
+    rc = dsStatementError(pCur->pConn, DS_FUNC_PLAN, rc, &zErr);
+    dsVtabSetError(pCursor->pVtab, zErr);
     return rc;
   }
   pCur->bEof = 0;
