@@ -252,6 +252,42 @@ static void dsInputSetErr(char **pzErr, char *zMsg){
   *pzErr = zMsg;
 }
 
+/*
+** The message for SQL the extension made from the zSide dataset (zText)
+** that SQLite refused to compile, or NULL if SQLite's own message says it
+** well enough.  Two causes get words of their own: a table that reads
+** itself while it is created, and SQL over SQLite's length limit.
+** SQLite says only "string or blob too big" when a text is longer than
+** SQLITE_LIMIT_SQL_LENGTH, which names neither the dataset
+** nor the limit; a dataset given as a bound value or built by an
+** expression can be near the limit while the statement around it is
+** short, and the extension's SQL adds to it.
+*/
+static char *dsPrepareError(sqlite3 *db, const char *zFunc,
+                            const char *zSide, const char *zText,
+                            const char *zSql){
+  static const char zRecursive[] = "vtable constructor called recursively: ";
+  int nLimit = sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, -1);
+  i64 nSql = (i64)strlen(zSql);
+  const char *zMsg = sqlite3_errmsg(db);
+  if( zMsg && strncmp(zMsg, zRecursive, sizeof(zRecursive)-1)==0 ){
+    /* CREATE VIRTUAL TABLE t whose input reads t (left=t, or a view or
+    ** query over t): SQLite's words for it name no cause a user knows,
+    ** and it is the cycle that a query of such tables reports. */
+    return sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", zFunc,
+        zMsg + sizeof(zRecursive) - 1);
+  }
+  if( (sqlite3_errcode(db) & 0xff)!=SQLITE_TOOBIG || nSql<=nLimit ){
+    return 0;
+  }
+  return sqlite3_mprintf("%s: the %s%sdataset '%.40s%s' is too long: the "
+      "SQL that reads it has %lld bytes, more than SQLite's limit of %d "
+      "bytes (SQLITE_LIMIT_SQL_LENGTH); make it a view, or raise the limit "
+      "with sqlite3_limit()", zFunc, zSide ? zSide : "", zSide ? " " : "",
+      zText, strlen(zText)>40 ? "..." : "", nSql, nLimit);
+}
+
 /* Record the result columns of pStmt in pIn, with unique names. */
 static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
   int nCol = sqlite3_column_count(pStmt);
@@ -349,7 +385,8 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   char *zDirect = 0;
   int rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, &zTail);
   if( rc!=SQLITE_OK ){
-    dsInputSetErr(pzErr, sqlite3_mprintf(
+    char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+    dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
         "%s: the %s dataset query is not valid SQL: %s",
         zFunc, zSide, sqlite3_errmsg(db)));
     return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
@@ -505,7 +542,8 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
           DS_DATASET_HELP "%s", zFunc, zSide, pIn->zText,
           dsQuotedQueryHint(pIn)));
     }else{
-      dsInputSetErr(pzErr, sqlite3_mprintf(
+      char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+      dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
           "%s: the %s dataset '%s' cannot be read: %s",
           zFunc, zSide, pIn->zText, sqlite3_errmsg(db)));
     }
@@ -1507,18 +1545,22 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     return SQLITE_NOMEM;
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
-  sqlite3_free(zSql);
   if( rc==SQLITE_OK && !bWide ){
     rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
   }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
-                               zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      *pzErr = dsPrepareError(pConn->db, zFunc, 0, pIn->zText, zSql);
+      if( *pzErr==0 ){
+        *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
+            zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      }
     }
+    sqlite3_free(zSql);
     dsReaderClose(&p->base);
     return rc;
   }
+  sqlite3_free(zSql);
   *ppSrc = &p->base;
   return SQLITE_OK;
 }
