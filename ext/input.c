@@ -288,14 +288,66 @@ static char *dsPrepareError(sqlite3 *db, const char *zFunc,
       zText, strlen(zText)>40 ? "..." : "", nSql, nLimit);
 }
 
+/*
+** The collation of result column i of pStmt, if it is not BINARY and
+** SQLite says it: NULL otherwise, or SQLITE_NOMEM in *pRc.  SQLite tells
+** the collation of a table's column (sqlite3_table_column_metadata()),
+** and which table column a result column reads, through views and
+** subqueries, when it is built with SQLITE_ENABLE_COLUMN_METADATA (as
+** Debian's is: sqlite3_column_origin_name()).  It does not tell the
+** collation of an expression, so `k COLLATE NOCASE AS k` in a view or
+** query, or `+k`, gives none: such a column is BINARY in the virtual
+** table, though SQLite would give it NOCASE in a view.  Without
+** column metadata (a loadable extension sees a NULL routine; a build
+** with -DSQLITE_CORE must define SQLITE_ENABLE_COLUMN_METADATA to use
+** it) only a named table's own columns get theirs.
+*/
+#if !defined(SQLITE_CORE) || defined(SQLITE_ENABLE_COLUMN_METADATA)
+# define DS_HAVE_COLUMN_ORIGIN 1
+#endif
+static char *dsColumnCollation(sqlite3 *db, const DsInput *pIn,
+                               sqlite3_stmt *pStmt, int i, int *pRc){
+  const char *zDb = pIn->zSchema;
+  const char *zTab = pIn->zName;
+  const char *zCol = 0;
+  const char *zColl = 0;
+  char *zOut;
+#ifdef DS_HAVE_COLUMN_ORIGIN
+# ifndef SQLITE_CORE
+  if( sqlite3_api->column_origin_name!=0 )
+# endif
+  {
+    zDb = sqlite3_column_database_name(pStmt, i);
+    zTab = sqlite3_column_table_name(pStmt, i);
+    zCol = sqlite3_column_origin_name(pStmt, i);
+  }
+#endif
+  if( zCol==0 && zTab && zTab==pIn->zName ){
+    /* No origin routines: a named table's column i is its column i, by
+    ** name (a view's columns have no metadata: the lookup fails). */
+    zCol = sqlite3_column_name(pStmt, i);
+  }
+  if( zTab==0 || zCol==0 ) return 0;
+  if( sqlite3_table_column_metadata(db, zDb, zTab, zCol, 0, &zColl,
+                                    0, 0, 0)!=SQLITE_OK
+   || zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0 ){
+    return 0;
+  }
+  zOut = sqlite3_mprintf("%s", zColl);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  return zOut;
+}
+
 /* Record the result columns of pStmt in pIn, with unique names. */
-static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
+static int dsInputColumns(sqlite3 *db, DsInput *pIn, sqlite3_stmt *pStmt){
   int nCol = sqlite3_column_count(pStmt);
   int i, j;
-  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 2);
+  int rc = SQLITE_OK;
+  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 3);
   if( pIn->azCol==0 ) return SQLITE_NOMEM;
-  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 2);
+  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 3);
   pIn->azDecl = &pIn->azCol[nCol + 1];
+  pIn->azColl = &pIn->azCol[(nCol + 1)*2];
   pIn->nCol = nCol;
   for(i=0; i<nCol; i++){
     const char *zName = sqlite3_column_name(pStmt, i);
@@ -317,6 +369,8 @@ static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
       pIn->azDecl[i] = sqlite3_mprintf("%s", zDecl);
       if( pIn->azDecl[i]==0 ) return SQLITE_NOMEM;
     }
+    pIn->azColl[i] = dsColumnCollation(db, pIn, pStmt, i, &rc);
+    if( rc!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;
 }
@@ -439,7 +493,7 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
     }else{
       sqlite3_free(pIn->zBody);
       pIn->zBody = zBody;
-      rc = dsInputColumns(pIn, pStmt);
+      rc = dsInputColumns(db, pIn, pStmt);
     }
   }
   sqlite3_free(zDirect);
@@ -533,7 +587,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   }
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
-    rc = dsInputColumns(pIn, pStmt);
+    rc = dsInputColumns(db, pIn, pStmt);
 
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
@@ -561,6 +615,7 @@ void dsInputFree(DsInput *pIn){
       for(i=0; i<pIn->nCol; i++){
         sqlite3_free(pIn->azCol[i]);
         sqlite3_free(pIn->azDecl[i]);
+        sqlite3_free(pIn->azColl[i]);
       }
       sqlite3_free(pIn->azCol);
     }
