@@ -3,7 +3,13 @@
 **
 ** A dataset argument is text naming a table or view (optionally
 ** schema-qualified, quoted where needed) or one read-only query starting
-** with SELECT, WITH or VALUES, optionally in parentheses.  dsInputOpen()
+** with SELECT, WITH or VALUES, optionally in parentheses.  Blanks and
+** comments around either, and semicolons after it, are a statement's
+** tail, not part of the name or query: ' sp ' and 'sp;' name sp, as
+** 'SELECT 1;;' is the query SELECT 1; a name with a blank at an end is
+** quoted.  Names match as SQLite matches them (ASCII letters without
+** regard to case, other letters exactly), since SQLite resolves them:
+** the extension only quotes them again.  dsInputOpen()
 ** turns it into a DsInput: a SELECT that yields the whole input, plus the
 ** input's column names (made unique: id, id_2) and declared types.
 **
@@ -143,10 +149,13 @@ int dsParseIdent(const char *z, char **pzOut){
   return 0;
 }
 
+static int dsTailIsEmpty(const char *z);
+
 /*
-** Parse "name" or "schema.name" filling all of z.  SQLITE_OK with both
-** outputs set (zSchema may be NULL), SQLITE_NOTFOUND if z is not a name,
-** SQLITE_NOMEM.
+** Parse "name" or "schema.name" filling all of z but for a statement's
+** tail (blanks, comments, semicolons: harmless after a name as after a
+** query).  SQLITE_OK with both outputs set (zSchema may be NULL),
+** SQLITE_NOTFOUND if z is not a name, SQLITE_NOMEM.
 */
 static int dsParseName(const char *z, char **pzSchema, char **pzName){
   char *zA = 0, *zB = 0;
@@ -163,7 +172,7 @@ static int dsParseName(const char *z, char **pzSchema, char **pzName){
     }
     z = dsSkipSpace(z + n);
   }
-  if( *z ){
+  if( !dsTailIsEmpty(z) ){
     sqlite3_free(zA);
     sqlite3_free(zB);
     return SQLITE_NOTFOUND;
@@ -206,12 +215,13 @@ static int dsIsBareQueryKeyword(const char *z){
   int n = dsKeyword(z, "SELECT");
   if( n==0 ) n = dsKeyword(z, "WITH");
   if( n==0 ) n = dsKeyword(z, "VALUES");
-  return n>0 && *dsSkipSpace(z + n)==0;
+  return n>0 && dsTailIsEmpty(z + n);
 }
 
-/* Copy of the n bytes at z without white space at the end. */
+/* Copy of the n bytes at z without white space and semicolons at the
+** end: a name tried whole ends where a statement's tail starts. */
 static char *dsTrimEnd(const char *z, int n){
-  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  while( n>0 && (isspace((unsigned char)z[n-1]) || z[n-1]==';') ) n--;
   return sqlite3_mprintf("%.*s", n, z);
 }
 
