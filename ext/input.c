@@ -324,7 +324,10 @@ static char *dsColumnCollation(sqlite3 *db, const DsInput *pIn,
   char *zOut;
 #ifdef DS_HAVE_COLUMN_ORIGIN
 # ifndef SQLITE_CORE
-  if( sqlite3_api->column_origin_name!=0 )
+  /* Left out of a SQLite built without the metadata: 0 in their slots. */
+  if( sqlite3_api->column_database_name!=0
+   && sqlite3_api->column_table_name!=0
+   && sqlite3_api->column_origin_name!=0 )
 # endif
   {
     zDb = sqlite3_column_database_name(pStmt, i);
