@@ -24,7 +24,9 @@
 #include "dataset_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -154,9 +156,34 @@ static int dsSetTempDir(sqlite3_context *ctx, DsConn *pConn,
     return SQLITE_ERROR;
   }
   if( z && z[0] ){
+    char *zMsg = 0;
+    int bBad = 0;
     if( !dsIsWritableDir(z) ){
-      char *zMsg = sqlite3_mprintf(
+      bBad = 1;
+      zMsg = sqlite3_mprintf(
           "ds_config: temp_dir '%s' is not a writable directory", z);
+    }else{
+      /* Permission bits do not prove that a file can be made there (/proc
+      ** passes access() as root): make one and remove it, now, so that
+      ** the cause is seen here and not at the first spill. */
+      char *zPath = sqlite3_mprintf("%s/ds_probe_XXXXXX", z);
+      int fd;
+      if( zPath==0 ){
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      fd = mkstemp(zPath);
+      if( fd<0 ){
+        bBad = 1;
+        zMsg = sqlite3_mprintf("ds_config: temp_dir '%s' cannot hold a "
+            "file: %s", z, strerror(errno));
+      }else{
+        close(fd);
+        unlink(zPath);
+      }
+      sqlite3_free(zPath);
+    }
+    if( bBad ){
       sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
       sqlite3_free(zMsg);
       return SQLITE_ERROR;

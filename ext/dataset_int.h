@@ -537,6 +537,8 @@ struct DsInput {
   int nCol;               /* columns of the input */
   char **azCol;           /* their names, made unique (id, id_2, ...) */
   char **azDecl;          /* their declared types; entries may be NULL */
+  char **azColl;          /* their collations other than BINARY, where
+                          ** known (see dsColumnCollation); or NULL */
 };
 
 int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
@@ -1024,7 +1026,7 @@ void dsVtabTypedClear(DsVtabTyped *p);
 
 char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
-                        const char *zDecl);
+                        const char *zDecl, const char *zColl);
 int dsVtabCheckWidth(sqlite3 *db, const char *zFunc, const char *zTab,
                      int nCol, const char *zFrom, const char *zFix,
                      char **pzErr);

@@ -3,7 +3,13 @@
 **
 ** A dataset argument is text naming a table or view (optionally
 ** schema-qualified, quoted where needed) or one read-only query starting
-** with SELECT, WITH or VALUES, optionally in parentheses.  dsInputOpen()
+** with SELECT, WITH or VALUES, optionally in parentheses.  Blanks and
+** comments around either, and semicolons after it, are a statement's
+** tail, not part of the name or query: ' sp ' and 'sp;' name sp, as
+** 'SELECT 1;;' is the query SELECT 1; a name with a blank at an end is
+** quoted.  Names match as SQLite matches them (ASCII letters without
+** regard to case, other letters exactly), since SQLite resolves them:
+** the extension only quotes them again.  dsInputOpen()
 ** turns it into a DsInput: a SELECT that yields the whole input, plus the
 ** input's column names (made unique: id, id_2) and declared types.
 **
@@ -143,10 +149,13 @@ int dsParseIdent(const char *z, char **pzOut){
   return 0;
 }
 
+static int dsTailIsEmpty(const char *z);
+
 /*
-** Parse "name" or "schema.name" filling all of z.  SQLITE_OK with both
-** outputs set (zSchema may be NULL), SQLITE_NOTFOUND if z is not a name,
-** SQLITE_NOMEM.
+** Parse "name" or "schema.name" filling all of z but for a statement's
+** tail (blanks, comments, semicolons: harmless after a name as after a
+** query).  SQLITE_OK with both outputs set (zSchema may be NULL),
+** SQLITE_NOTFOUND if z is not a name, SQLITE_NOMEM.
 */
 static int dsParseName(const char *z, char **pzSchema, char **pzName){
   char *zA = 0, *zB = 0;
@@ -163,7 +172,7 @@ static int dsParseName(const char *z, char **pzSchema, char **pzName){
     }
     z = dsSkipSpace(z + n);
   }
-  if( *z ){
+  if( !dsTailIsEmpty(z) ){
     sqlite3_free(zA);
     sqlite3_free(zB);
     return SQLITE_NOTFOUND;
@@ -206,12 +215,13 @@ static int dsIsBareQueryKeyword(const char *z){
   int n = dsKeyword(z, "SELECT");
   if( n==0 ) n = dsKeyword(z, "WITH");
   if( n==0 ) n = dsKeyword(z, "VALUES");
-  return n>0 && *dsSkipSpace(z + n)==0;
+  return n>0 && dsTailIsEmpty(z + n);
 }
 
-/* Copy of the n bytes at z without white space at the end. */
+/* Copy of the n bytes at z without white space and semicolons at the
+** end: a name tried whole ends where a statement's tail starts. */
 static char *dsTrimEnd(const char *z, int n){
-  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  while( n>0 && (isspace((unsigned char)z[n-1]) || z[n-1]==';') ) n--;
   return sqlite3_mprintf("%.*s", n, z);
 }
 
@@ -252,14 +262,105 @@ static void dsInputSetErr(char **pzErr, char *zMsg){
   *pzErr = zMsg;
 }
 
+/*
+** The message for SQL the extension made from the zSide dataset (zText)
+** that SQLite refused to compile, or NULL if SQLite's own message says it
+** well enough.  Two causes get words of their own: a table that reads
+** itself while it is created, and SQL over SQLite's length limit.
+** SQLite says only "string or blob too big" when a text is longer than
+** SQLITE_LIMIT_SQL_LENGTH, which names neither the dataset
+** nor the limit; a dataset given as a bound value or built by an
+** expression can be near the limit while the statement around it is
+** short, and the extension's SQL adds to it.
+*/
+static char *dsPrepareError(sqlite3 *db, const char *zFunc,
+                            const char *zSide, const char *zText,
+                            const char *zSql){
+  static const char zRecursive[] = "vtable constructor called recursively: ";
+  int nLimit = sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, -1);
+  i64 nSql = (i64)strlen(zSql);
+  const char *zMsg = sqlite3_errmsg(db);
+  if( zMsg && strncmp(zMsg, zRecursive, sizeof(zRecursive)-1)==0 ){
+    /* CREATE VIRTUAL TABLE t whose input reads t (left=t, or a view or
+    ** query over t): SQLite's words for it name no cause a user knows,
+    ** and it is the cycle that a query of such tables reports. */
+    return sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", zFunc,
+        zMsg + sizeof(zRecursive) - 1);
+  }
+  if( (sqlite3_errcode(db) & 0xff)!=SQLITE_TOOBIG || nSql<=nLimit ){
+    return 0;
+  }
+  return sqlite3_mprintf("%s: the %s%sdataset '%.40s%s' is too long: the "
+      "SQL that reads it has %lld bytes, more than SQLite's limit of %d "
+      "bytes (SQLITE_LIMIT_SQL_LENGTH); make it a view, or raise the limit "
+      "with sqlite3_limit()", zFunc, zSide ? zSide : "", zSide ? " " : "",
+      zText, strlen(zText)>40 ? "..." : "", nSql, nLimit);
+}
+
+/*
+** The collation of result column i of pStmt, if it is not BINARY and
+** SQLite says it: NULL otherwise, or SQLITE_NOMEM in *pRc.  SQLite tells
+** the collation of a table's column (sqlite3_table_column_metadata()),
+** and which table column a result column reads, through views and
+** subqueries, when it is built with SQLITE_ENABLE_COLUMN_METADATA (as
+** Debian's is: sqlite3_column_origin_name()).  It does not tell the
+** collation of an expression, so `k COLLATE NOCASE AS k` in a view or
+** query, or `+k`, gives none: such a column is BINARY in the virtual
+** table, though SQLite would give it NOCASE in a view.  Without
+** column metadata (a loadable extension sees a NULL routine; a build
+** with -DSQLITE_CORE must define SQLITE_ENABLE_COLUMN_METADATA to use
+** it) only a named table's own columns get theirs.
+*/
+#if !defined(SQLITE_CORE) || defined(SQLITE_ENABLE_COLUMN_METADATA)
+# define DS_HAVE_COLUMN_ORIGIN 1
+#endif
+static char *dsColumnCollation(sqlite3 *db, const DsInput *pIn,
+                               sqlite3_stmt *pStmt, int i, int *pRc){
+  const char *zDb = pIn->zSchema;
+  const char *zTab = pIn->zName;
+  const char *zCol = 0;
+  const char *zColl = 0;
+  char *zOut;
+#ifdef DS_HAVE_COLUMN_ORIGIN
+# ifndef SQLITE_CORE
+  /* Left out of a SQLite built without the metadata: 0 in their slots. */
+  if( sqlite3_api->column_database_name!=0
+   && sqlite3_api->column_table_name!=0
+   && sqlite3_api->column_origin_name!=0 )
+# endif
+  {
+    zDb = sqlite3_column_database_name(pStmt, i);
+    zTab = sqlite3_column_table_name(pStmt, i);
+    zCol = sqlite3_column_origin_name(pStmt, i);
+  }
+#endif
+  if( zCol==0 && zTab && zTab==pIn->zName ){
+    /* No origin routines: a named table's column i is its column i, by
+    ** name (a view's columns have no metadata: the lookup fails). */
+    zCol = sqlite3_column_name(pStmt, i);
+  }
+  if( zTab==0 || zCol==0 ) return 0;
+  if( sqlite3_table_column_metadata(db, zDb, zTab, zCol, 0, &zColl,
+                                    0, 0, 0)!=SQLITE_OK
+   || zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0 ){
+    return 0;
+  }
+  zOut = sqlite3_mprintf("%s", zColl);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  return zOut;
+}
+
 /* Record the result columns of pStmt in pIn, with unique names. */
-static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
+static int dsInputColumns(sqlite3 *db, DsInput *pIn, sqlite3_stmt *pStmt){
   int nCol = sqlite3_column_count(pStmt);
   int i, j;
-  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 2);
+  int rc = SQLITE_OK;
+  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 3);
   if( pIn->azCol==0 ) return SQLITE_NOMEM;
-  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 2);
+  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 3);
   pIn->azDecl = &pIn->azCol[nCol + 1];
+  pIn->azColl = &pIn->azCol[(nCol + 1)*2];
   pIn->nCol = nCol;
   for(i=0; i<nCol; i++){
     const char *zName = sqlite3_column_name(pStmt, i);
@@ -281,6 +382,8 @@ static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
       pIn->azDecl[i] = sqlite3_mprintf("%s", zDecl);
       if( pIn->azDecl[i]==0 ) return SQLITE_NOMEM;
     }
+    pIn->azColl[i] = dsColumnCollation(db, pIn, pStmt, i, &rc);
+    if( rc!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;
 }
@@ -349,7 +452,8 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   char *zDirect = 0;
   int rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, &zTail);
   if( rc!=SQLITE_OK ){
-    dsInputSetErr(pzErr, sqlite3_mprintf(
+    char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+    dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
         "%s: the %s dataset query is not valid SQL: %s",
         zFunc, zSide, sqlite3_errmsg(db)));
     return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
@@ -402,7 +506,7 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
     }else{
       sqlite3_free(pIn->zBody);
       pIn->zBody = zBody;
-      rc = dsInputColumns(pIn, pStmt);
+      rc = dsInputColumns(db, pIn, pStmt);
     }
   }
   sqlite3_free(zDirect);
@@ -496,7 +600,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   }
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
-    rc = dsInputColumns(pIn, pStmt);
+    rc = dsInputColumns(db, pIn, pStmt);
 
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
@@ -505,7 +609,8 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
           DS_DATASET_HELP "%s", zFunc, zSide, pIn->zText,
           dsQuotedQueryHint(pIn)));
     }else{
-      dsInputSetErr(pzErr, sqlite3_mprintf(
+      char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+      dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
           "%s: the %s dataset '%s' cannot be read: %s",
           zFunc, zSide, pIn->zText, sqlite3_errmsg(db)));
     }
@@ -523,6 +628,7 @@ void dsInputFree(DsInput *pIn){
       for(i=0; i<pIn->nCol; i++){
         sqlite3_free(pIn->azCol[i]);
         sqlite3_free(pIn->azDecl[i]);
+        sqlite3_free(pIn->azColl[i]);
       }
       sqlite3_free(pIn->azCol);
     }
@@ -1534,18 +1640,22 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     return SQLITE_NOMEM;
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
-  sqlite3_free(zSql);
   if( rc==SQLITE_OK && !bWide ){
     rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
   }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
-                               zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      *pzErr = dsPrepareError(pConn->db, zFunc, 0, pIn->zText, zSql);
+      if( *pzErr==0 ){
+        *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
+            zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      }
     }
+    sqlite3_free(zSql);
     dsReaderClose(&p->base);
     return rc;
   }
+  sqlite3_free(zSql);
   *ppSrc = &p->base;
   return SQLITE_OK;
 }

@@ -640,8 +640,11 @@ static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
 ** ordered side, where k is the next key part not yet named (or one named
 ** before: a repeated term changes nothing).  After all key parts, rows of
 ** equal key come in no particular order: any other term fails.  SQLite
-** passes no term with a COLLATE other than the column's own (BINARY
-** here), nor NULLS LAST: such an ORDER BY arrives as nOrderBy 0.
+** passes no term with a COLLATE other than the column's own, nor NULLS
+** LAST: such an ORDER BY arrives as nOrderBy 0.  A term passed is thus in
+** the column's declared collation, the input's (`k TEXT COLLATE NOCASE`),
+** and the key order is BINARY's: a term on a column with another
+** collation fails, and SQLite sorts.
 */
 static int dsJoinOrderHolds(const DsJoinTable *pTab,
                             const sqlite3_index_info *pInfo){
@@ -670,6 +673,8 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
       }
     }
     if( iPart<0 ) return 0;
+    s = iCol<nLeft ? 0 : 1;
+    if( pTab->typed.apIn[s]->azColl[iCol - (s ? nLeft : 0)] ) return 0;
     if( iPart==nDone ) nDone++;
   }
   return 1;
