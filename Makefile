@@ -91,7 +91,12 @@ testfixture: build/testfixture
 # -DDS_TEST_HOOKS: the test-only code of ext/ (the spill-file fault hooks
 # of spill.c, ds_test_hook() of interrupt.c), for test programs only, never
 # in build/dataset.so or libsqlite3_dataset.a.
-FIXTURE_CFLAGS  = -DSQLITE_CORE -DDS_TEST_HOOKS -Iext $(TCL_CFLAGS)
+# Debian's libsqlite3 has the column metadata routines (PRAGMA
+# compile_options: ENABLE_COLUMN_METADATA); code linked with it says so, as
+# SQLite's own headers expect, so that a typed column gets the collation
+# of the input column it reads (input.c, dsColumnCollation).
+CORE_CFLAGS    := -DSQLITE_CORE -DSQLITE_ENABLE_COLUMN_METADATA
+FIXTURE_CFLAGS  = $(CORE_CFLAGS) -DDS_TEST_HOOKS -Iext $(TCL_CFLAGS)
 FIXTURE_LIBS    = -lsqlite3 $(TCL_LIBS) -lm
 
 build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
@@ -196,7 +201,7 @@ build/fuzz_replay: tests/fuzz/fuzz_ops.c $(ORACLE) build/libsqlite3_dataset.a
 
 build/fuzz/obj/%.o: ext/%.c $(HDR) | deps-fuzz
 	@mkdir -p build/fuzz/obj
-	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -DSQLITE_CORE -c -o $@ $<
+	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
 build/fuzz/fuzz_ops: tests/fuzz/fuzz_ops.c $(ORACLE) $(FUZZ_OBJ) | deps-fuzz
 	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -Iext -Itests -o $@ \
@@ -287,7 +292,7 @@ STATIC_OBJ := $(SRC:ext/%.c=build/static/%.o)
 
 build/static/%.o: ext/%.c $(HDR) | deps-build
 	@mkdir -p build/static
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -c -o $@ $<
+	$(CC) $(DS_CFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
 build/libsqlite3_dataset.a: $(STATIC_OBJ)
 	rm -f $@
@@ -404,12 +409,12 @@ NO_ASLR      := $(shell command -v setarch >/dev/null 2>&1 && \
 
 build/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-build
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -DSQLITE_CORE -Iext -o $@ \
+	$(CC) $(DS_CFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Iext -o $@ \
 	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
 
 build/tsan/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-tsan
 	@mkdir -p build/tsan
-	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) -DSQLITE_CORE -Iext -o $@ \
+	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) $(CORE_CFLAGS) -Iext -o $@ \
 	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
 
 $(TSAN_SQLITE): $(NEW_SQLITE_DIR)/sqlite3.c | deps-tsan

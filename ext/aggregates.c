@@ -8,34 +8,33 @@
 **   ds_min_by(value, by)   value of the row with the smallest by
 **   ds_max_by(value, by)   value of the row with the largest by
 **
-** ds_first keeps the values it will return, packed in the row format
-** (dsValuePut) one after the other, each after a byte that says whether
-** it is JSON text (subtype 'J', as json_object() returns): that goes into
-** the array as JSON, as json_group_array() does, so ds_first(json_object(
-** ...), n) gives the first n records, as Flink's first(n) does.  The
-** buffer is charged to the connection's memory budget; it holds at most
-** n values, and the result is one value of about that size, so there is
-** nothing to spill.
+** ds_first keeps the values, packed in the row format (dsValuePut), each
+** after a byte that says whether it is JSON text (subtype 'J', as
+** json_object() returns): that goes into the array as JSON, as
+** json_group_array() does, so ds_first(json_object(...), n) gives the
+** first n records, as Flink's first(n) does.
 **
-** ds_min_by and ds_max_by keep one row: its by and its value, packed in
-** the row format in a buffer that is reused, so the value keeps its own
-** type.  by is compared with dsValueCompare(), SQLite's order of values
-** (numbers before text before blobs, text by memcmp as BINARY does, 1 and
-** 1.0 equal); a row replaces the kept one only when strictly better, so
-** the first row wins a tie.  Rows whose by is NULL are skipped.
+** ds_min_by and ds_max_by keep the row with the best by and its value,
+** packed in the row format, so the value keeps its own type.  by is
+** compared with dsValueCompare(), SQLite's order of values (numbers
+** before text before blobs, text by memcmp as BINARY does, 1 and 1.0
+** equal); a later row beats a kept one only when strictly better, so the
+** first row wins a tie.  Rows whose by is NULL are skipped.
 **
-** Window functions.  The three are window functions over frames that
-** never drop a row: the default frame, PARTITION BY alone, running frames
-** (ORDER BY ...) and any frame that starts at UNBOUNDED PRECEDING; xValue
-** reads the state without changing it.  A frame that drops rows (ROWS
-** BETWEEN 2 PRECEDING AND CURRENT ROW, ... CURRENT ROW AND UNBOUNDED
-** FOLLOWING) makes SQLite call xInverse, which fails with an error that
-** says so.  Supporting those exactly would need every row of the frame
-** (min_by needs the frame's candidates for the next minimum, first(n) the
-** values after the first n), and SQLite does not tell an aggregate
-** whether it runs as a window: a plain GROUP BY would have to keep whole
-** groups for a window it never has.  Frames with EXCLUDE are computed by
-** SQLite afresh for each row, without xInverse, and work.
+** Window functions.  The three are window functions over every frame,
+** also frames that drop rows (ROWS BETWEEN 2 PRECEDING AND CURRENT ROW,
+** RANGE and GROUPS frames, frames that start FOLLOWING): SQLite calls
+** xInverse for the oldest row of the frame, rows leave in the order they
+** came, so the rows are kept in a FIFO (DsFifo).  ds_first keeps every
+** row of the frame and returns the first n; ds_min_by keeps the rows that
+** may still become the best once older ones leave (a monotonic queue:
+** amortized O(1) per row, and in a plain aggregate usually a few rows).
+** SQLite does not say whether an aggregate runs as a window that will
+** drop rows, so before the first xInverse what only such a frame needs is
+** kept up to a cap (dsWindowCap); past it the functions keep what a
+** plain aggregate needs, and a later xInverse fails with a message.
+** Buffers are charged to the connection's memory budget.  Frames with
+** EXCLUDE are computed by SQLite afresh for each row, without xInverse.
 */
 #include "dataset_int.h"
 
@@ -83,26 +82,125 @@ static char *dsShowArg(sqlite3_value *pVal){
   }
 }
 
-/* Fail with the message zFormat, whose one %s is the argument shown. */
-static void dsArgError(sqlite3_context *ctx, const char *zFormat,
-                       sqlite3_value *pVal){
+/* Fail with the message zFormat, whose one %s is the argument shown
+** (function zFunc). */
+static void dsArgError(sqlite3_context *ctx, const char *zFunc,
+                       const char *zFormat, sqlite3_value *pVal){
   char *zVal = dsShowArg(pVal);
   char *zMsg = zVal ? sqlite3_mprintf(zFormat, zVal) : 0;
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, zFunc);
   }
   sqlite3_free(zVal);
   sqlite3_free(zMsg);
 }
 
-/* xInverse of the functions that are window functions on growing frames. */
-static void dsNoInverse(sqlite3_context *ctx, const char *zFunc){
+/*************************************************************************
+** The rows a window frame may still need (DsFifo)
+**
+** Records of any length in one buffer, in the order they came, each with
+** its length before and after it, so that both ends can be read and
+** removed: ds_first removes the oldest (the frame drops rows in the order
+** they entered it), ds_min_by also the newest.  The space before the
+** first record is given back by moving the records down once it is more
+** than half of the buffer, so a sliding frame reuses one buffer.
+*/
+typedef struct DsFifo DsFifo;
+struct DsFifo {
+  u8 *a;                  /* the buffer */
+  i64 nAlloc;             /* its size */
+  i64 iHead;              /* offset of the first record */
+  i64 iEnd;               /* offset just past the last record */
+  i64 nRec;               /* records held */
+};
+
+#define DS_FIFO_OVERHEAD 8    /* a record's two lengths, 4 bytes each */
+
+static u32 dsFifoLen(const u8 *p){
+  u32 n;
+  memcpy(&n, p, 4);
+  return n;
+}
+
+/* Room for a record of nPay bytes at the end; a pointer to its payload,
+** or NULL when memory ran out. */
+static u8 *dsFifoPush(DsFifo *p, DsMem *pMem, i64 nPay){
+  i64 nNeed = nPay + DS_FIFO_OVERHEAD;
+  u32 n32 = (u32)nPay;
+  u8 *z;
+  if( nPay > 0x7fffffff ) return 0;
+  if( p->iHead > 0 && p->iHead >= p->iEnd - p->iHead ){
+    memmove(p->a, p->a + p->iHead, (size_t)(p->iEnd - p->iHead));
+    p->iEnd -= p->iHead;
+    p->iHead = 0;
+  }
+  if( p->iEnd + nNeed > p->nAlloc ){
+    i64 nNew = p->nAlloc ? p->nAlloc*2 : 128;
+    u8 *aNew;
+    while( nNew < p->iEnd + nNeed ) nNew *= 2;
+    aNew = dsRealloc(pMem, p->a, nNew);
+    if( aNew==0 ) return 0;
+    p->a = aNew;
+    p->nAlloc = nNew;
+  }
+  z = p->a + p->iEnd;
+  memcpy(z, &n32, 4);
+  memcpy(z + 4 + nPay, &n32, 4);
+  p->iEnd += nNeed;
+  p->nRec++;
+  return z + 4;
+}
+
+/* The payload of the oldest record, of the newest, of the one after z. */
+static u8 *dsFifoFirst(const DsFifo *p){
+  return p->nRec ? p->a + p->iHead + 4 : 0;
+}
+static u8 *dsFifoLast(const DsFifo *p){
+  return p->nRec ? p->a + p->iEnd - 4 - dsFifoLen(p->a + p->iEnd - 4) : 0;
+}
+static u8 *dsFifoNext(const DsFifo *p, u8 *z){
+  z += dsFifoLen(z - 4) + DS_FIFO_OVERHEAD;
+  return z < p->a + p->iEnd ? z : 0;
+}
+
+static void dsFifoPopFirst(DsFifo *p){
+  p->iHead += dsFifoLen(p->a + p->iHead) + DS_FIFO_OVERHEAD;
+  if( --p->nRec==0 ) p->iHead = p->iEnd = 0;
+}
+static void dsFifoPopLast(DsFifo *p){
+  p->iEnd -= dsFifoLen(p->a + p->iEnd - 4) + DS_FIFO_OVERHEAD;
+  if( --p->nRec==0 ) p->iHead = p->iEnd = 0;
+}
+
+static void dsFifoFree(DsFifo *p, DsMem *pMem){
+  dsFree(pMem, p->a);
+  memset(p, 0, sizeof(*p));
+}
+
+/*
+** SQLite does not tell an aggregate whether it runs as a window, nor
+** whether the frame will drop rows: until it first calls xInverse, a
+** plain aggregate, a running window and a frame that drops rows look the
+** same.  Until then the functions keep what a frame would need, but at
+** most this many bytes (1/16 of memory_limit); past it they keep what a
+** plain aggregate needs and note that they did (bLossy), and an xInverse
+** after that fails with dsLossyInverse()'s message.  Once xInverse has
+** been called the frame is known to drop rows and all it needs is kept.
+*/
+static i64 dsWindowCap(DsConn *pConn){
+  i64 n = pConn ? pConn->nMemLimit / 16 : 16*1024*1024;
+  return n < 1024 ? 1024 : n;
+}
+
+static void dsLossyInverse(sqlite3_context *ctx, const char *zFunc,
+                           DsConn *pConn){
   char *zMsg = sqlite3_mprintf(
-      "%s: window frames that drop rows are not supported; use a frame "
-      "that starts at UNBOUNDED PRECEDING (the default frame, PARTITION BY "
-      "alone, or ORDER BY for a running result)", zFunc);
+      "%s: this window frame drops rows, and it held more than %lld bytes "
+      "of rows (1/16 of memory_limit) before it dropped the first; so "
+      "many are not kept before a frame is known to drop rows: use a "
+      "smaller frame, or a larger memory_limit", zFunc, dsWindowCap(pConn));
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);
   }else{
@@ -113,15 +211,17 @@ static void dsNoInverse(sqlite3_context *ctx, const char *zFunc){
 
 /*************************************************************************
 ** ds_first(value, n)
+**
+** Each row is a record of the FIFO: a byte that is 1 if the value is
+** JSON text, then the value.  The first n records are the result.
 */
 typedef struct DsFirst DsFirst;
 struct DsFirst {
-  DsMem mem;              /* charges aBuf to the connection */
+  DsMem mem;              /* charges the FIFO to the connection */
   i64 n;                  /* n, from the first row; 0 before any row */
-  i64 nVal;               /* values held */
-  u8 *aBuf;               /* each: 1 if JSON text else 0, then the value */
-  i64 nBuf;               /* bytes used */
-  i64 nAlloc;             /* bytes allocated */
+  DsFifo fifo;            /* the frame's rows (see dsWindowCap) */
+  int bInverse;           /* xInverse has been called: a frame drops rows */
+  int bLossy;             /* rows after the first n were not kept */
 };
 
 /*
@@ -147,27 +247,14 @@ static int dsFirstCount(sqlite3_value *pVal, i64 *pn){
   }
 }
 
-static int dsFirstReserve(DsFirst *p, i64 nMore){
-  i64 nNew;
-  u8 *aNew;
-  if( p->nBuf + nMore <= p->nAlloc ) return SQLITE_OK;
-  nNew = p->nAlloc ? p->nAlloc*2 : 256;
-  while( nNew < p->nBuf + nMore ) nNew *= 2;
-  aNew = dsRealloc(&p->mem, p->aBuf, nNew);
-  if( aNew==0 ) return SQLITE_NOMEM;
-  p->aBuf = aNew;
-  p->nAlloc = nNew;
-  return SQLITE_OK;
-}
-
 static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   DsFirst *p;
   DsValue v;
   i64 n;
-  int bJson;
+  u8 *z;
   (void)argc;
   if( !dsFirstCount(argv[1], &n) ){
-    dsArgError(ctx, "ds_first: n must be a positive integer, at most "
+    dsArgError(ctx, "ds_first", "ds_first: n must be a positive integer, at most "
                "9223372036854775807, not %s", argv[1]);
     return;
   }
@@ -185,40 +272,49 @@ static void dsFirstStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( zMsg ){
       sqlite3_result_error(ctx, zMsg, -1);
     }else{
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, "ds_first");
     }
     sqlite3_free(zMsg);
     return;
   }
-  if( p->nVal >= p->n ) return;
-  if( dsValueFromSql(argv[0], &v)!=SQLITE_OK
-   || dsFirstReserve(p, 1 + dsValueSize(&v))!=SQLITE_OK ){
+  if( p->bLossy && p->fifo.nRec >= p->n ) return;
+  if( dsValueFromSql(argv[0], &v)!=SQLITE_OK ){
+    /* SQLite's own conversion ran out of memory. */
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  bJson = v.eType==DS_TEXT && sqlite3_value_subtype(argv[0])==DS_JSON_SUBTYPE;
-  p->aBuf[p->nBuf] = (u8)bJson;
-  p->nBuf = dsValuePut(p->aBuf + p->nBuf + 1, &v) - p->aBuf;
-  p->nVal++;
+  z = dsFifoPush(&p->fifo, &p->mem, 1 + dsValueSize(&v));
+  if( z==0 ){
+    dsResultNoMem(ctx, "ds_first");
+    return;
+  }
+  z[0] = v.eType==DS_TEXT
+      && sqlite3_value_subtype(argv[0])==DS_JSON_SUBTYPE;
+  dsValuePut(z + 1, &v);
+  if( !p->bInverse && p->fifo.nRec > p->n
+   && p->fifo.iEnd - p->fifo.iHead > dsWindowCap(p->mem.pConn) ){
+    /* Keep the first n, as a plain aggregate needs (see dsWindowCap). */
+    while( p->fifo.nRec > p->n ) dsFifoPopLast(&p->fifo);
+    p->bLossy = 1;
+  }
 }
 
-/* The JSON array of the values held; p may be NULL (no rows). */
+/* The JSON array of the first n values held; p may be NULL (no rows). */
 static void dsFirstResult(sqlite3_context *ctx, const DsFirst *p){
   DsText out;
-  const u8 *a = p ? p->aBuf : 0;
-  const u8 *aEnd = p ? p->aBuf + p->nBuf : 0;
+  u8 *z = p ? dsFifoFirst(&p->fifo) : 0;
+  i64 i;
   dsTextInit(&out);
   dsTextChar(&out, '[');
-  while( a < aEnd ){
-    int bJson = *a++;
+  for(i=0; z && i<p->n; i++, z=dsFifoNext(&p->fifo, z)){
     DsValue v;
-    a = dsValueDecode(a, &v);
-    if( bJson ){
+    dsValueDecode(z + 1, &v);
+    if( i ) dsTextChar(&out, ',');
+    if( z[0] ){
       dsTextAppend(&out, (const char *)v.z, v.n);
     }else{
       dsJsonValue(&out, &v);
     }
-    if( a < aEnd ) dsTextChar(&out, ',');
   }
   dsTextChar(&out, ']');
   dsTextResult(ctx, &out, 1, "ds_first",
@@ -233,104 +329,168 @@ static void dsFirstValue(sqlite3_context *ctx){
 static void dsFirstFinal(sqlite3_context *ctx){
   DsFirst *p = sqlite3_aggregate_context(ctx, 0);
   dsFirstResult(ctx, p);
-  if( p ){
-    dsFree(&p->mem, p->aBuf);
-    p->aBuf = 0;
-    p->nBuf = p->nAlloc = 0;
-  }
+  if( p ) dsFifoFree(&p->fifo, &p->mem);
 }
 
+/* The oldest row leaves the frame. */
 static void dsFirstInverse(sqlite3_context *ctx, int argc,
                            sqlite3_value **argv){
+  DsFirst *p = sqlite3_aggregate_context(ctx, 0);
   (void)argc;
   (void)argv;
-  dsNoInverse(ctx, "ds_first");
+  if( p==0 || p->fifo.nRec==0 ) return;
+  if( p->bLossy ){
+    dsLossyInverse(ctx, "ds_first", p->mem.pConn);
+    return;
+  }
+  p->bInverse = 1;
+  dsFifoPopFirst(&p->fifo);
 }
 
 /*************************************************************************
 ** ds_min_by(value, by), ds_max_by(value, by)
+**
+** The FIFO holds the candidates: rows of the frame that no later row
+** beats, so their by values rise from the first to the last (fall, for
+** max), and the first is the result.  A new row first removes the
+** candidates it beats strictly from the end (an equal by stays: the
+** earlier row wins a tie), then joins at the end.  When a row leaves the
+** frame it is the first candidate or none.  Each record: the row's
+** number among all rows of the frame's run (NULL by counted too, as
+** xInverse is called for those as well), the value's subtype, by, value.
 */
 typedef struct DsMinMaxBy DsMinMaxBy;
 struct DsMinMaxBy {
-  u8 *aBuf;               /* the kept row: by, then value, packed */
-  i64 nAlloc;             /* bytes allocated; 0 before any row is kept */
-  int bKept;              /* a row is kept */
-  unsigned int eSubtype;  /* the kept value's subtype ('J' for JSON) */
+  DsMem mem;              /* charges the FIFO to the connection */
+  DsFifo fifo;            /* the candidates */
+  i64 nIn;                /* rows stepped */
+  i64 nOut;               /* rows removed by xInverse */
+  int bInit;              /* mem is set up */
+  int bInverse;           /* xInverse has been called: a frame drops rows */
+  int bLossy;             /* only the best row was kept (see dsWindowCap) */
 };
 
-/* The user data of ds_max_by (any non-NULL pointer, never written
-** through: const, so that the extension holds no writable static data);
-** ds_min_by has NULL. */
-static const int dsMaxFlag = 1;
+#define DS_MINMAX_HDR 12      /* row number (8 bytes), subtype (4) */
 
-static void dsMinMaxByStep(sqlite3_context *ctx, int argc,
-                           sqlite3_value **argv){
-  int bMax = sqlite3_user_data(ctx)!=0;
-  DsMinMaxBy *p;
+static i64 dsMinMaxRowNum(const u8 *z){
+  i64 i;
+  memcpy(&i, z, 8);
+  return i;
+}
+
+static void dsMinMaxByStep(sqlite3_context *ctx, sqlite3_value **argv,
+                           int bMax){
+  DsMinMaxBy *p = sqlite3_aggregate_context(ctx, (int)sizeof(*p));
   DsValue by, val;
-  i64 nNeed;
-  (void)argc;
-  if( sqlite3_value_type(argv[1])==SQLITE_NULL ) return;
-  p = sqlite3_aggregate_context(ctx, (int)sizeof(*p));
-  if( p==0 || dsValueFromSql(argv[1], &by)!=SQLITE_OK ){
+  i64 iRow;
+  u32 eSubtype;
+  u8 *z;
+  if( p==0 ){
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  if( p->bKept ){
+  if( !p->bInit ){
+    dsMemInit(&p->mem, (DsConn *)sqlite3_user_data(ctx));
+    p->bInit = 1;
+  }
+  iRow = p->nIn++;
+  if( sqlite3_value_type(argv[1])==SQLITE_NULL ) return;
+  if( dsValueFromSql(argv[1], &by)!=SQLITE_OK ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  while( p->fifo.nRec ){
     DsValue old;
     int c;
-    dsValueDecode(p->aBuf, &old);
+    dsValueDecode(dsFifoLast(&p->fifo) + DS_MINMAX_HDR, &old);
     c = dsValueCompare(&by, &old);
-    if( bMax ? c<=0 : c>=0 ) return;
+    if( bMax ? c<=0 : c>=0 ) break;
+    dsFifoPopLast(&p->fifo);
   }
+  /* Past the cap only the best row is kept, as a plain aggregate needs. */
+  if( p->bLossy && p->fifo.nRec ) return;
   if( dsValueFromSql(argv[0], &val)!=SQLITE_OK ){
+    /* SQLite's own conversion ran out of memory. */
     sqlite3_result_error_nomem(ctx);
     return;
   }
-  nNeed = dsValueSize(&by) + dsValueSize(&val);
-  if( nNeed > p->nAlloc ){
-    i64 nNew = nNeed < 64 ? 64 : nNeed;
-    u8 *aNew = sqlite3_realloc64(p->aBuf, (sqlite3_uint64)nNew);
-    if( aNew==0 ){
-      sqlite3_result_error_nomem(ctx);
-      return;
-    }
-    p->aBuf = aNew;
-    p->nAlloc = nNew;
+  z = dsFifoPush(&p->fifo, &p->mem, DS_MINMAX_HDR + dsValueSize(&by)
+                 + dsValueSize(&val));
+  if( z==0 ){
+    dsResultNoMem(ctx, bMax ? "ds_max_by" : "ds_min_by");
+    return;
   }
-  dsValuePut(dsValuePut(p->aBuf, &by), &val);
   /* As SQLite's max() does, the value keeps its subtype: the record of
   ** json_object(...) stays JSON when nested in json_array(). */
-  p->eSubtype = sqlite3_value_subtype(argv[0]);
-  p->bKept = 1;
+  eSubtype = sqlite3_value_subtype(argv[0]);
+  memcpy(z, &iRow, 8);
+  memcpy(z + 8, &eSubtype, 4);
+  dsValuePut(dsValuePut(z + DS_MINMAX_HDR, &by), &val);
+  if( !p->bInverse && p->fifo.nRec > 1
+   && p->fifo.iEnd - p->fifo.iHead > dsWindowCap(p->mem.pConn) ){
+    while( p->fifo.nRec > 1 ) dsFifoPopLast(&p->fifo);
+    p->bLossy = 1;
+  }
+}
+
+static void dsMinByStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  dsMinMaxByStep(ctx, argv, 0);
+}
+
+static void dsMaxByStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  dsMinMaxByStep(ctx, argv, 1);
 }
 
 static void dsMinMaxByValue(sqlite3_context *ctx){
   DsMinMaxBy *p = sqlite3_aggregate_context(ctx, 0);
-  if( p && p->bKept ){
+  u8 *z = p ? dsFifoFirst(&p->fifo) : 0;
+  if( z ){
     DsValue v;
-    dsValueDecode(dsValueSkip(p->aBuf), &v);
+    u32 eSubtype;
+    memcpy(&eSubtype, z + 8, 4);
+    dsValueDecode(dsValueSkip(z + DS_MINMAX_HDR), &v);
     dsValueResult(ctx, &v);
-    if( p->eSubtype ) sqlite3_result_subtype(ctx, p->eSubtype);
+    if( eSubtype ) sqlite3_result_subtype(ctx, eSubtype);
   }
 }
 
 static void dsMinMaxByFinal(sqlite3_context *ctx){
   DsMinMaxBy *p = sqlite3_aggregate_context(ctx, 0);
   dsMinMaxByValue(ctx);
-  if( p ){
-    sqlite3_free(p->aBuf);
-    p->aBuf = 0;
-    p->nAlloc = 0;
-    p->bKept = 0;
-  }
+  if( p ) dsFifoFree(&p->fifo, &p->mem);
 }
 
-static void dsMinMaxByInverse(sqlite3_context *ctx, int argc,
-                              sqlite3_value **argv){
+/* The oldest row leaves the frame: the first candidate, if it is that
+** row. */
+static void dsMinMaxByInverse(sqlite3_context *ctx, const char *zFunc){
+  DsMinMaxBy *p = sqlite3_aggregate_context(ctx, 0);
+  i64 iRow;
+  u8 *z;
+  if( p==0 ) return;
+  if( p->bLossy ){
+    dsLossyInverse(ctx, zFunc, p->mem.pConn);
+    return;
+  }
+  p->bInverse = 1;
+  iRow = p->nOut++;
+  z = dsFifoFirst(&p->fifo);
+  if( z && dsMinMaxRowNum(z)==iRow ) dsFifoPopFirst(&p->fifo);
+}
+
+static void dsMinByInverse(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv){
   (void)argc;
   (void)argv;
-  dsNoInverse(ctx, sqlite3_user_data(ctx) ? "ds_max_by" : "ds_min_by");
+  dsMinMaxByInverse(ctx, "ds_min_by");
+}
+
+static void dsMaxByInverse(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv){
+  (void)argc;
+  (void)argv;
+  dsMinMaxByInverse(ctx, "ds_max_by");
 }
 
 /*************************************************************************
@@ -350,15 +510,13 @@ int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
       dsFirstStep, dsFirstFinal, dsFirstValue, dsFirstInverse, 0);
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_window_function(db, "ds_min_by", 2,
-        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, 0,
-        dsMinMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMinMaxByInverse,
-        0);
+        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, pConn,
+        dsMinByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMinByInverse, 0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_window_function(db, "ds_max_by", 2,
-        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, (void *)&dsMaxFlag,
-        dsMinMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMinMaxByInverse,
-        0);
+        eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, pConn,
+        dsMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMaxByInverse, 0);
   }
   if( rc==SQLITE_OK ){
     rc = sqlite3_create_function(db, "ds_key_stats", 1,

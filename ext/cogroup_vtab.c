@@ -103,12 +103,13 @@ static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
   pSql = sqlite3_str_new(0);
   for(k=0; k<pTab->nKey; k++){
     int iCol = pTab->aaiKey[0][k];
-    dsVtabSchemaColumn(pSql, pLeft->azCol[iCol], pLeft->azDecl[iCol]);
+    dsVtabSchemaColumn(pSql, pLeft->azCol[iCol], pLeft->azDecl[iCol],
+                       pLeft->azColl[iCol]);
   }
-  dsVtabSchemaColumn(pSql, "left", "TEXT");
-  dsVtabSchemaColumn(pSql, "right", "TEXT");
-  dsVtabSchemaColumn(pSql, "left_count", "INTEGER");
-  dsVtabSchemaColumn(pSql, "right_count", "INTEGER");
+  dsVtabSchemaColumn(pSql, "left", "TEXT", 0);
+  dsVtabSchemaColumn(pSql, "right", "TEXT", 0);
+  dsVtabSchemaColumn(pSql, "left_count", "INTEGER", 0);
+  dsVtabSchemaColumn(pSql, "right_count", "INTEGER", 0);
   return dsVtabDeclare(db, DS_FUNC, pTab->vt.typed.zName, pSql, pzErr);
 }
 
@@ -310,6 +311,9 @@ static void dsCoGroupFunctionOrder(DsVtab *pVt, sqlite3_index_info *pInfo){
 ** Each term must be ascending and name key column k, the next one not yet
 ** named (or one named before: a repeated term changes nothing).  Any
 ** other column fails: the two NULL-key groups tie on every key column.
+** So does a key column declared with a collation other than BINARY (the
+** left input's, as `k TEXT COLLATE NOCASE`): SQLite passes a term in the
+** column's own collation, and the groups come in BINARY order.
 */
 static int dsCoGroupOrderHolds(const DsCoGroupTable *pTab,
                                const sqlite3_index_info *pInfo){
@@ -320,6 +324,7 @@ static int dsCoGroupOrderHolds(const DsCoGroupTable *pTab,
     int iCol = pInfo->aOrderBy[i].iColumn;
     if( pInfo->aOrderBy[i].desc || iCol<0 || iCol>=pTab->nKey ) return 0;
     if( iCol>nDone ) return 0;
+    if( pTab->vt.typed.apIn[0]->azColl[pTab->aaiKey[0][iCol]] ) return 0;
     if( iCol==nDone ) nDone++;
   }
   return 1;

@@ -24,7 +24,9 @@
 #include "dataset_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -120,7 +122,7 @@ static void dsConfigError(sqlite3_context *ctx, const char *zWhat,
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, "ds_config");
   }
   sqlite3_free(zVal);
   sqlite3_free(zMsg);
@@ -154,16 +156,41 @@ static int dsSetTempDir(sqlite3_context *ctx, DsConn *pConn,
     return SQLITE_ERROR;
   }
   if( z && z[0] ){
+    char *zMsg = 0;
+    int bBad = 0;
     if( !dsIsWritableDir(z) ){
-      char *zMsg = sqlite3_mprintf(
+      bBad = 1;
+      zMsg = sqlite3_mprintf(
           "ds_config: temp_dir '%s' is not a writable directory", z);
+    }else{
+      /* Permission bits do not prove that a file can be made there (/proc
+      ** passes access() as root): make one and remove it, now, so that
+      ** the cause is seen here and not at the first spill. */
+      char *zPath = sqlite3_mprintf("%s/ds_probe_XXXXXX", z);
+      int fd;
+      if( zPath==0 ){
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+      }
+      fd = mkstemp(zPath);
+      if( fd<0 ){
+        bBad = 1;
+        zMsg = sqlite3_mprintf("ds_config: temp_dir '%s' cannot hold a "
+            "file: %s", z, strerror(errno));
+      }else{
+        close(fd);
+        unlink(zPath);
+      }
+      sqlite3_free(zPath);
+    }
+    if( bBad ){
       sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
       sqlite3_free(zMsg);
       return SQLITE_ERROR;
     }
     zNew = sqlite3_mprintf("%s", z);
     if( zNew==0 ){
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, "ds_config");
       return SQLITE_NOMEM;
     }
   }
@@ -272,7 +299,7 @@ static int dsConfigRefuseType(sqlite3_context *ctx, sqlite3_value *pName,
     sqlite3_result_error(ctx, zMsg, -1);
     sqlite3_free(zMsg);
   }else{
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, "ds_config");
   }
   return 1;
 }
@@ -297,7 +324,7 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
         sqlite3_result_error(ctx, zMsg, -1);
         sqlite3_free(zMsg);
       }else{
-        sqlite3_result_error_nomem(ctx);
+        dsResultNoMem(ctx, "ds_config");
       }
       return;
     }

@@ -6,6 +6,8 @@
 ** The pieces, one file each:
 **
 **   dataset.c     entry point, per-connection state, ds_version()
+**   errors.c      failures of the extension's own resources: the code and
+**                 message a statement ends with (dsStatementError)
 **   config.c      ds_config(): memory_limit, temp_dir, threads, strict_hints
 **   memory.c      the per-connection memory budget and the row arena
 **   row.c         the one row format, key hashing, key equality and order
@@ -90,7 +92,18 @@ struct DsConn {
   int bNestingHit;        /* their bound was reached (input.c) */
   void (*xTestStep)(void *, const char *);  /* test builds: ds_test_hook() */
   void *pTestArg;
+  int rcSqlite;           /* SQLite's own error from an input step, until
+                          ** reported (dsStatementError) */
+  int rcSpill;            /* the failure of a spill file, until reported */
+  i64 nNoMemBytes;        /* size of the last allocation of an operator's
+                          ** memory (DsMem) that failed, until reported */
 };
+
+/* Failures of the extension's own resources (errors.c) */
+int dsSqliteError(DsConn *pConn, int rc);
+int dsStatementError(DsConn *pConn, const char *zFunc, int rc,
+                     char **pzErr);
+void dsResultNoMem(sqlite3_context *ctx, const char *zFunc);
 
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
@@ -530,6 +543,7 @@ void dsJsonString(DsText *pOut, const char *z, int n);
 ** SQL text helpers (sqltext.c), used by input.c and vtab_args.c
 */
 const char *dsSkipSpace(const char *z);
+int dsTailIsEmpty(const char *z);
 int dsKeyword(const char *z, const char *zKw);
 int dsQuotedLength(const char *z);
 int dsParseIdent(const char *z, char **pzOut);
@@ -556,6 +570,8 @@ struct DsInput {
   int nCol;               /* columns of the input */
   char **azCol;           /* their names, made unique (id, id_2, ...) */
   char **azDecl;          /* their declared types; entries may be NULL */
+  char **azColl;          /* their collations other than BINARY, where
+                          ** known (see dsColumnCollation); or NULL */
 };
 
 int dsInputOpen(sqlite3 *db, const char *zFunc, const char *zSide,
@@ -646,6 +662,7 @@ struct DsStats {
   char *zReason;          /* why this strategy (sqlite3_malloc'd) */
   int bLost;              /* memory ran out while writing them */
   double aMs[DS_N_PHASE];
+  int bComplete;          /* the run reached its end (its last row) */
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */
   char *zMessage;         /* the statement's message then (sqlite3_malloc'd) */
@@ -756,8 +773,8 @@ static inline void dsOpStep(DsOp *pOp, const char *zStep){
 /*
 ** The tails of an operator's open and next: the message of a failed
 ** open (unless a reader already gave one); a row produced counted, or the
-** operator ended with SQLITE_DONE (its progress line erased) or an error,
-** its message in *pzErr.
+** operator ended with SQLITE_DONE (complete, its progress line erased)
+** or an error, its message in *pzErr.
 */
 static inline int dsOpOpenFailed(DsOp *pOp, int rc, char **pzErr){
   if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
@@ -774,6 +791,7 @@ static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
   if( rc!=SQLITE_DONE ){
     *pzErr = dsOpErrMsg(pOp, rc);
   }else{
+    pOp->stats.bComplete = 1;
     dsOpEnded(pOp);
   }
   return rc;
@@ -1112,7 +1130,7 @@ void dsVtabTypedClear(DsVtabTyped *p);
 
 char *dsVtabPairName(DsInput *const apIn[2], int iSide, int iCol);
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
-                        const char *zDecl);
+                        const char *zDecl, const char *zColl);
 int dsVtabCheckWidth(sqlite3 *db, const char *zFunc, const char *zTab,
                      int nCol, const char *zFrom, const char *zFix,
                      char **pzErr);

@@ -3,7 +3,13 @@
 **
 ** A dataset argument is text naming a table or view (optionally
 ** schema-qualified, quoted where needed) or one read-only query starting
-** with SELECT, WITH or VALUES, optionally in parentheses.  dsInputOpen()
+** with SELECT, WITH or VALUES, optionally in parentheses.  Blanks and
+** comments around either, and semicolons after it, are a statement's
+** tail, not part of the name or query: ' sp ' and 'sp;' name sp, as
+** 'SELECT 1;;' is the query SELECT 1; a name with a blank at an end is
+** quoted.  Names match as SQLite matches them (ASCII letters without
+** regard to case, other letters exactly), since SQLite resolves them:
+** the extension only quotes them again.  dsInputOpen()
 ** turns it into a DsInput: a SELECT that yields the whole input, plus the
 ** input's column names (made unique: id, id_2) and declared types.
 **
@@ -57,14 +63,105 @@ static void dsInputSetErr(char **pzErr, char *zMsg){
   *pzErr = zMsg;
 }
 
+/*
+** The message for SQL the extension made from the zSide dataset (zText)
+** that SQLite refused to compile, or NULL if SQLite's own message says it
+** well enough.  Two causes get words of their own: a table that reads
+** itself while it is created, and SQL over SQLite's length limit.
+** SQLite says only "string or blob too big" when a text is longer than
+** SQLITE_LIMIT_SQL_LENGTH, which names neither the dataset
+** nor the limit; a dataset given as a bound value or built by an
+** expression can be near the limit while the statement around it is
+** short, and the extension's SQL adds to it.
+*/
+static char *dsPrepareError(sqlite3 *db, const char *zFunc,
+                            const char *zSide, const char *zText,
+                            const char *zSql){
+  static const char zRecursive[] = "vtable constructor called recursively: ";
+  int nLimit = sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, -1);
+  i64 nSql = (i64)strlen(zSql);
+  const char *zMsg = sqlite3_errmsg(db);
+  if( zMsg && strncmp(zMsg, zRecursive, sizeof(zRecursive)-1)==0 ){
+    /* CREATE VIRTUAL TABLE t whose input reads t (left=t, or a view or
+    ** query over t): SQLite's words for it name no cause a user knows,
+    ** and it is the cycle that a query of such tables reports. */
+    return sqlite3_mprintf("%s: table %s reads itself through its inputs "
+        "(a cycle of tables and views)", zFunc,
+        zMsg + sizeof(zRecursive) - 1);
+  }
+  if( (sqlite3_errcode(db) & 0xff)!=SQLITE_TOOBIG || nSql<=nLimit ){
+    return 0;
+  }
+  return sqlite3_mprintf("%s: the %s%sdataset '%.40s%s' is too long: the "
+      "SQL that reads it has %lld bytes, more than SQLite's limit of %d "
+      "bytes (SQLITE_LIMIT_SQL_LENGTH); make it a view, or raise the limit "
+      "with sqlite3_limit()", zFunc, zSide ? zSide : "", zSide ? " " : "",
+      zText, strlen(zText)>40 ? "..." : "", nSql, nLimit);
+}
+
+/*
+** The collation of result column i of pStmt, if it is not BINARY and
+** SQLite says it: NULL otherwise, or SQLITE_NOMEM in *pRc.  SQLite tells
+** the collation of a table's column (sqlite3_table_column_metadata()),
+** and which table column a result column reads, through views and
+** subqueries, when it is built with SQLITE_ENABLE_COLUMN_METADATA (as
+** Debian's is: sqlite3_column_origin_name()).  It does not tell the
+** collation of an expression, so `k COLLATE NOCASE AS k` in a view or
+** query, or `+k`, gives none: such a column is BINARY in the virtual
+** table, though SQLite would give it NOCASE in a view.  Without
+** column metadata (a loadable extension sees a NULL routine; a build
+** with -DSQLITE_CORE must define SQLITE_ENABLE_COLUMN_METADATA to use
+** it) only a named table's own columns get theirs.
+*/
+#if !defined(SQLITE_CORE) || defined(SQLITE_ENABLE_COLUMN_METADATA)
+# define DS_HAVE_COLUMN_ORIGIN 1
+#endif
+static char *dsColumnCollation(sqlite3 *db, const DsInput *pIn,
+                               sqlite3_stmt *pStmt, int i, int *pRc){
+  const char *zDb = pIn->zSchema;
+  const char *zTab = pIn->zName;
+  const char *zCol = 0;
+  const char *zColl = 0;
+  char *zOut;
+#ifdef DS_HAVE_COLUMN_ORIGIN
+# ifndef SQLITE_CORE
+  /* Left out of a SQLite built without the metadata: 0 in their slots. */
+  if( sqlite3_api->column_database_name!=0
+   && sqlite3_api->column_table_name!=0
+   && sqlite3_api->column_origin_name!=0 )
+# endif
+  {
+    zDb = sqlite3_column_database_name(pStmt, i);
+    zTab = sqlite3_column_table_name(pStmt, i);
+    zCol = sqlite3_column_origin_name(pStmt, i);
+  }
+#endif
+  if( zCol==0 && zTab && zTab==pIn->zName ){
+    /* No origin routines: a named table's column i is its column i, by
+    ** name (a view's columns have no metadata: the lookup fails). */
+    zCol = sqlite3_column_name(pStmt, i);
+  }
+  if( zTab==0 || zCol==0 ) return 0;
+  if( sqlite3_table_column_metadata(db, zDb, zTab, zCol, 0, &zColl,
+                                    0, 0, 0)!=SQLITE_OK
+   || zColl==0 || sqlite3_stricmp(zColl, "BINARY")==0 ){
+    return 0;
+  }
+  zOut = sqlite3_mprintf("%s", zColl);
+  if( zOut==0 ) *pRc = SQLITE_NOMEM;
+  return zOut;
+}
+
 /* Record the result columns of pStmt in pIn, with unique names. */
-static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
+static int dsInputColumns(sqlite3 *db, DsInput *pIn, sqlite3_stmt *pStmt){
   int nCol = sqlite3_column_count(pStmt);
   int i, j;
-  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 2);
+  int rc = SQLITE_OK;
+  pIn->azCol = sqlite3_malloc64(sizeof(char *) * (size_t)(nCol + 1) * 3);
   if( pIn->azCol==0 ) return SQLITE_NOMEM;
-  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 2);
+  memset(pIn->azCol, 0, sizeof(char *) * (size_t)(nCol + 1) * 3);
   pIn->azDecl = &pIn->azCol[nCol + 1];
+  pIn->azColl = &pIn->azCol[(nCol + 1)*2];
   pIn->nCol = nCol;
   for(i=0; i<nCol; i++){
     const char *zName = sqlite3_column_name(pStmt, i);
@@ -86,17 +183,10 @@ static int dsInputColumns(DsInput *pIn, sqlite3_stmt *pStmt){
       pIn->azDecl[i] = sqlite3_mprintf("%s", zDecl);
       if( pIn->azDecl[i]==0 ) return SQLITE_NOMEM;
     }
+    pIn->azColl[i] = dsColumnCollation(db, pIn, pStmt, i, &rc);
+    if( rc!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;
-}
-
-/* Is the rest of a statement text only space, comments and semicolons? */
-static int dsTailIsEmpty(const char *z){
-  for(;;){
-    z = dsSkipSpace(z);
-    if( *z!=';' ) return *z==0;
-    z++;
-  }
 }
 
 /*
@@ -154,7 +244,8 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
   char *zDirect = 0;
   int rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, &zTail);
   if( rc!=SQLITE_OK ){
-    dsInputSetErr(pzErr, sqlite3_mprintf(
+    char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+    dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
         "%s: the %s dataset query is not valid SQL: %s",
         zFunc, zSide, sqlite3_errmsg(db)));
     return rc==SQLITE_NOMEM ? rc : SQLITE_ERROR;
@@ -207,7 +298,7 @@ static int dsInputOpenQuery(sqlite3 *db, const char *zFunc,
     }else{
       sqlite3_free(pIn->zBody);
       pIn->zBody = zBody;
-      rc = dsInputColumns(pIn, pStmt);
+      rc = dsInputColumns(db, pIn, pStmt);
     }
   }
   sqlite3_free(zDirect);
@@ -301,7 +392,7 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
   }
   rc = sqlite3_prepare_v2(db, pIn->zBody, -1, &pStmt, 0);
   if( rc==SQLITE_OK ){
-    rc = dsInputColumns(pIn, pStmt);
+    rc = dsInputColumns(db, pIn, pStmt);
 
   }else if( rc!=SQLITE_NOMEM ){
     if( sqlite3_stricmp(sqlite3_errmsg(db), zMissing)==0 ){
@@ -310,7 +401,8 @@ static int dsInputOpenName(sqlite3 *db, const char *zFunc,
           DS_DATASET_HELP "%s", zFunc, zSide, pIn->zText,
           dsQuotedQueryHint(pIn)));
     }else{
-      dsInputSetErr(pzErr, sqlite3_mprintf(
+      char *zWhy = dsPrepareError(db, zFunc, zSide, pIn->zText, pIn->zBody);
+      dsInputSetErr(pzErr, zWhy ? zWhy : sqlite3_mprintf(
           "%s: the %s dataset '%s' cannot be read: %s",
           zFunc, zSide, pIn->zText, sqlite3_errmsg(db)));
     }
@@ -328,6 +420,7 @@ void dsInputFree(DsInput *pIn){
       for(i=0; i<pIn->nCol; i++){
         sqlite3_free(pIn->azCol[i]);
         sqlite3_free(pIn->azDecl[i]);
+        sqlite3_free(pIn->azColl[i]);
       }
       sqlite3_free(pIn->azCol);
     }
@@ -690,6 +783,8 @@ struct DsReader {
   sqlite3_value **apCol;  /* the wide path's row, as the statement has it */
   int *aiRowCol;          /* value i of its row: the statement's column */
   int bEof;               /* the statement has run to its end */
+  int bNoMem;             /* ds_input_row() or ds_input_key() ran out of
+                          ** memory of the extension's own */
   /* The batch being read, while sqlite3_step() runs. */
   DsArena *pArena;        /* rows go here */
   DsRow **aOut;           /* and are listed here */
@@ -737,6 +832,18 @@ static void dsReaderMisuse(sqlite3_context *ctx, const char *zName){
 }
 
 /*
+** ds_input_row() or ds_input_key() of reader p ran out of memory: fail
+** the reader's statement with SQLITE_ERROR, not SQLITE_NOMEM, which makes
+** SQLite roll back the caller's transaction when a statement ends with it
+** (dataset.c); the reader then reports the extension's own out-of-memory
+** (dsReaderStopped).
+*/
+static void dsReaderNoMem(DsReader *p, sqlite3_context *ctx){
+  p->bNoMem = 1;
+  sqlite3_result_error(ctx, "out of memory", -1);
+}
+
+/*
 ** ds_input_row(READER, value, ...): add one row to the reader's batch;
 ** true when the batch is full, else NULL.
 */
@@ -754,7 +861,7 @@ DS_FLATTEN static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
                        p->pFilter, &pRow);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
-      sqlite3_result_error_nomem(ctx);
+      dsReaderNoMem(p, ctx);
     }else{
       sqlite3_result_error_toobig(ctx);
     }
@@ -785,7 +892,7 @@ static void dsReaderKeyFunc(sqlite3_context *ctx, int argc,
   }
   if( p->pKeyFilter
    && dsKeyValuesFilteredOut(p->pKeyFilter, argv + 1, p->nKeyCol, &bOut) ){
-    sqlite3_result_error_nomem(ctx);
+    dsReaderNoMem(p, ctx);
     return;
   }
   if( bOut ){
@@ -841,6 +948,8 @@ static int dsStepInput(DsConn *pConn, sqlite3_stmt *pStmt){
   rc = sqlite3_step(pStmt);
   pConn->nNesting--;
   if( pConn->nNesting==0 ) pConn->bNestingHit = 0;
+  /* SQLite's own error: its code is SQLite's to keep (dataset.c). */
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) dsSqliteError(pConn, rc);
   return rc;
 }
 
@@ -863,6 +972,15 @@ static int dsReaderRefuseNesting(DsReader *p){
 static int dsReaderStopped(DsReader *p, int rc){
   p->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( p->bNoMem ){
+    /* ds_input_row() or ds_input_key() ran out of memory of the
+    ** extension's own, and failed the statement with SQLITE_ERROR (not
+    ** SQLITE_NOMEM, which would make SQLite roll back the transaction):
+    ** it is the extension's out-of-memory, not SQLite's, unless SQLite
+    ** ran out too (its step says SQLITE_NOMEM then). */
+    p->bNoMem = 0;
+    if( rc!=SQLITE_NOMEM ) return SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_NOMEM ){
     sqlite3_free(p->base.zErr);
     p->base.zErr = sqlite3_mprintf("%s", sqlite3_errmsg(p->pConn->db));
@@ -1286,18 +1404,22 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     return SQLITE_NOMEM;
   }
   rc = sqlite3_prepare_v2(pConn->db, zSql, -1, &p->pStmt, 0);
-  sqlite3_free(zSql);
   if( rc==SQLITE_OK && !bWide ){
     rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
   }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
-                               zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      *pzErr = dsPrepareError(pConn->db, zFunc, 0, pIn->zText, zSql);
+      if( *pzErr==0 ){
+        *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",
+            zFunc, pIn->zText, sqlite3_errmsg(pConn->db));
+      }
     }
+    sqlite3_free(zSql);
     dsReaderClose(&p->base);
     return rc;
   }
+  sqlite3_free(zSql);
   *ppSrc = &p->base;
   return SQLITE_OK;
 }

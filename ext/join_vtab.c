@@ -379,7 +379,7 @@ static int dsJoinFunctionColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
     if( pCur->apRow[iSide]==0 ) return SQLITE_OK;
     pJson = dsJoinRowJson(pCur, iSide);
     if( pJson==0 ){
-      sqlite3_result_error_nomem(ctx);
+      dsResultNoMem(ctx, DS_FUNC);
     }else{
       dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON object of a "
                    "right row" : "the JSON object of a left row");
@@ -420,8 +420,11 @@ static int dsJoinTableColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
 ** ordered side, where k is the next key part not yet named (or one named
 ** before: a repeated term changes nothing).  After all key parts, rows of
 ** equal key come in no particular order: any other term fails.  SQLite
-** passes no term with a COLLATE other than the column's own (BINARY
-** here), nor NULLS LAST: such an ORDER BY arrives as nOrderBy 0.
+** passes no term with a COLLATE other than the column's own, nor NULLS
+** LAST: such an ORDER BY arrives as nOrderBy 0.  A term passed is thus in
+** the column's declared collation, the input's (`k TEXT COLLATE NOCASE`),
+** and the key order is BINARY's: a term on a column with another
+** collation fails, and SQLite sorts.
 */
 static int dsJoinOrderHolds(const DsJoinTable *pTab,
                             const sqlite3_index_info *pInfo){
@@ -450,6 +453,8 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
       }
     }
     if( iPart<0 ) return 0;
+    s = iCol<nLeft ? 0 : 1;
+    if( pTab->vt.typed.apIn[s]->azColl[iCol - (s ? nLeft : 0)] ) return 0;
     if( iPart==nDone ) nDone++;
   }
   return 1;

@@ -145,7 +145,7 @@ void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson,
   if( p->rc==SQLITE_TOOBIG ){
     dsResultTooLong(ctx, zFunc, zWhat);
   }else if( p->rc ){
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, zFunc);
   }else{
     dsResultText(ctx, zFunc, zWhat, p->z, p->n, bJson);
   }

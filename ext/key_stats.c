@@ -506,7 +506,7 @@ static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
 /* Fail the statement with error rc. */
 static void dsKsResultError(sqlite3_context *ctx, int rc){
   if( rc==SQLITE_NOMEM ){
-    sqlite3_result_error_nomem(ctx);
+    dsResultNoMem(ctx, "ds_key_stats");
   }else{
     sqlite3_result_error(ctx, rc==SQLITE_INTERRUPT ? "ds_key_stats: interrupted"
                                                    : sqlite3_errstr(rc), -1);

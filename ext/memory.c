@@ -31,6 +31,12 @@ static void dsMemCharge(DsMem *pMem, i64 n){
   if( pMem->pConn ) pMem->pConn->nMemUsed += n;
 }
 
+/* An allocation of n bytes failed: the message of the statement's error
+** says how large it was (dsStatementError). */
+static void dsMemFailed(DsMem *pMem, i64 n){
+  if( pMem->pConn ) pMem->pConn->nNoMemBytes = n;
+}
+
 void dsMemInit(DsMem *pMem, DsConn *pConn){
   pMem->pConn = pConn;
   pMem->nUsed = 0;
@@ -40,6 +46,7 @@ void dsMemInit(DsMem *pMem, DsConn *pConn){
 void *dsMalloc(DsMem *pMem, i64 n){
   void *p = sqlite3_malloc64((sqlite3_uint64)(n > 0 ? n : 1));
   if( p ) dsMemCharge(pMem, (i64)sqlite3_msize(p));
+  else dsMemFailed(pMem, n);
   return p;
 }
 
@@ -47,6 +54,7 @@ void *dsRealloc(DsMem *pMem, void *pOld, i64 n){
   i64 nOld = pOld ? (i64)sqlite3_msize(pOld) : 0;
   void *p = sqlite3_realloc64(pOld, (sqlite3_uint64)(n > 0 ? n : 1));
   if( p ) dsMemCharge(pMem, (i64)sqlite3_msize(p) - nOld);
+  else dsMemFailed(pMem, n);
   return p;
 }
 

@@ -162,6 +162,15 @@ int dsOpCheckInterrupt(DsOp *pOp){
 /* Release what the operator holds and publish its statistics. */
 void dsOpFinish(DsOp *pOp){
   int i;
+  if( !pOp->stats.bComplete && pOp->stats.rcStop==0
+   && dsTickerCheck(&pOp->tick)==SQLITE_INTERRUPT ){
+    /* The run ends before its last row with no error of its own: a LIMIT
+    ** met, an error elsewhere in the statement, or SQLite interrupted it
+    ** between two rows.  The last is seen here, as the interrupt is still
+    ** on while SQLite closes the statement's cursors. */
+    pOp->stats.rcStop = SQLITE_INTERRUPT;
+    pOp->stats.zStoppedIn = pOp->tick.zStep;
+  }
   for(i=0; i<2; i++){
     if( pOp->apSrc[i] ){
       pOp->stats.anRow[i] = pOp->apSrc[i]->nRow;

@@ -433,6 +433,7 @@ int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec,
     op.stats.zStrategy = dsHintName[p->eStrategy];
     op.stats.iBuild = p->iBuild;
     op.stats.nOut = 1;
+    op.stats.bComplete = 1;
     op.stats.zReason = sqlite3_mprintf("counted the keys of both inputs for "
                                        "the plan: %s", p->zReason);
   }

@@ -154,11 +154,33 @@ static void dsSpillDropBuffer(DsSpill *p){
   p->nBuf = p->iBuf = 0;
 }
 
+/* rc, a failure of a spill file, is the extension's own (dataset.c):
+** the connection remembers it until the statement reports it.  The only
+** place the extension itself raises an I/O code. */
+static int dsSpillFailed(DsOp *pOp, int rc){
+  pOp->pConn->rcSpill = rc;
+  return rc;
+}
+
+/*
+** Record the failure of a spill file's zWhat ("create", "write", "read")
+** with errno err.  The codes are those of the failing resource (a full
+** disk, an I/O error); the statement ends with SQLITE_ERROR all the same
+** (dsStatementError(), dataset.c), for the spill file is the extension's
+** own scratch space, not the database.
+*/
 static int dsSpillIoError(DsSpill *p, const char *zWhat, int err){
-  int rc = (err==ENOSPC || err==EFBIG || err==EDQUOT) ? SQLITE_FULL
-                                                      : SQLITE_IOERR;
-  return dsOpError(p->pOp, rc, "cannot %s a spill file in '%s': %s", zWhat,
-                   dsTempDir(p->pOp->pConn), strerror(err));
+  const char *zDir = dsTempDir(p->pOp->pConn);
+  int rc;
+  if( err==ENOSPC || err==EFBIG || err==EDQUOT ){
+    rc = dsOpError(p->pOp, SQLITE_FULL,
+                   "out of space for spill files in '%s' (%s)", zDir,
+                   strerror(err));
+  }else{
+    rc = dsOpError(p->pOp, SQLITE_IOERR, "cannot %s a spill file in '%s': %s",
+                   zWhat, zDir, strerror(err));
+  }
+  return dsSpillFailed(p->pOp, rc);
 }
 
 static int dsSpillFlush(DsSpill *p){
@@ -221,7 +243,7 @@ int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
     int rc = dsSpillIoError(p, "create", errno);
     sqlite3_free(zPath);
     sqlite3_free(p);
-    return rc==SQLITE_FULL ? rc : SQLITE_CANTOPEN;
+    return dsSpillFailed(pOp, rc==SQLITE_FULL ? rc : SQLITE_CANTOPEN);
   }
   unlink(zPath);
   sqlite3_free(zPath);
@@ -274,9 +296,10 @@ static int dsSpillReadBytes(DsSpill *p, u8 *z, i64 n){
       }while( nRead<0 && errno==EINTR );
       if( nRead<0 ) return dsSpillIoError(p, "read", errno);
       if( nRead==0 ){
-        return dsOpError(p->pOp, SQLITE_IOERR_SHORT_READ,
+        return dsSpillFailed(p->pOp, dsOpError(p->pOp,
+            SQLITE_IOERR_SHORT_READ,
             "a spill file in '%s' is shorter than what was written to it",
-            dsTempDir(p->pOp->pConn));
+            dsTempDir(p->pOp->pConn)));
       }
       p->iOff += nRead;
       p->nBuf = (int)nRead;

@@ -104,10 +104,20 @@ int dsParseIdent(const char *z, char **pzOut){
   return 0;
 }
 
+/* Is the rest of a statement text only space, comments and semicolons? */
+int dsTailIsEmpty(const char *z){
+  for(;;){
+    z = dsSkipSpace(z);
+    if( *z!=';' ) return *z==0;
+    z++;
+  }
+}
+
 /*
-** Parse "name" or "schema.name" filling all of z.  SQLITE_OK with both
-** outputs set (zSchema may be NULL), SQLITE_NOTFOUND if z is not a name,
-** SQLITE_NOMEM.
+** Parse "name" or "schema.name" filling all of z but for a statement's
+** tail (blanks, comments, semicolons: harmless after a name as after a
+** query).  SQLITE_OK with both outputs set (zSchema may be NULL),
+** SQLITE_NOTFOUND if z is not a name, SQLITE_NOMEM.
 */
 int dsParseName(const char *z, char **pzSchema, char **pzName){
   char *zA = 0, *zB = 0;
@@ -124,7 +134,7 @@ int dsParseName(const char *z, char **pzSchema, char **pzName){
     }
     z = dsSkipSpace(z + n);
   }
-  if( *z ){
+  if( !dsTailIsEmpty(z) ){
     sqlite3_free(zA);
     sqlite3_free(zB);
     return SQLITE_NOTFOUND;
@@ -167,12 +177,13 @@ int dsIsBareQueryKeyword(const char *z){
   int n = dsKeyword(z, "SELECT");
   if( n==0 ) n = dsKeyword(z, "WITH");
   if( n==0 ) n = dsKeyword(z, "VALUES");
-  return n>0 && *dsSkipSpace(z + n)==0;
+  return n>0 && dsTailIsEmpty(z + n);
 }
 
-/* Copy of the n bytes at z without white space at the end. */
+/* Copy of the n bytes at z without white space and semicolons at the
+** end: a name tried whole ends where a statement's tail starts. */
 char *dsTrimEnd(const char *z, int n){
-  while( n>0 && isspace((unsigned char)z[n-1]) ) n--;
+  while( n>0 && (isspace((unsigned char)z[n-1]) || z[n-1]==';') ) n--;
   return sqlite3_mprintf("%.*s", n, z);
 }
 

@@ -82,6 +82,7 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
                         p->aMs[i]);
   }
   dsTextAppendAll(pOut, "}");
+  dsTextAppendf(pOut, ",\"complete\":%s", p->bComplete ? "true" : "false");
   if( p->rcStop ){
     /* Only for an operator that failed mid-way: what stopped it, where. */
     dsJsonKeyText(pOut, "error", sqlite3_errstr(p->rcStop));

@@ -34,6 +34,9 @@
 **
 ** nActive of the table (vtab_args.c) counts the xFilter and xNext calls
 ** running: more than one can only come from tables that read each other.
+** Every error they and xCreate end with passes dsStatementError()
+** (dataset.c): a failure of the extension's own resources must not cost
+** the caller's transaction.
 */
 #include "dataset_int.h"
 
@@ -112,6 +115,7 @@ static int dsVtabConnectTable(sqlite3 *db, const DsVtabAux *pAux, int argc,
   }
   rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
   if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pAux->pConn, pMod->args.zFunc, rc, &zErr);
     dsVtabTableFree(pTab);
     *pzErr = zErr;
     return rc;
@@ -290,7 +294,11 @@ static int dsVtabFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
   pCur->pTab->typed.nActive++;
   rc = dsVtabRun(pCur, idxNum, idxStr, argc, argv, &zErr);
   pCur->pTab->typed.nActive--;
-  if( rc!=SQLITE_OK ) dsVtabSetError(pCursor->pVtab, zErr);
+  if( rc!=SQLITE_OK ){
+    rc = dsStatementError(pCur->pConn, pCur->pTab->pMod->args.zFunc, rc,
+                          &zErr);
+    dsVtabSetError(pCursor->pVtab, zErr);
+  }
   return rc;
 }
 
@@ -305,6 +313,8 @@ static int dsVtabNext(sqlite3_vtab_cursor *pCursor){
   if( rc==SQLITE_ROW ) return SQLITE_OK;
   pCur->bEof = 1;
   if( rc==SQLITE_DONE ) return SQLITE_OK;
+  rc = dsStatementError(pCur->pConn, pCur->pTab->pMod->args.zFunc, rc,
+                        &zErr);
   dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
 }

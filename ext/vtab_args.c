@@ -443,15 +443,18 @@ static int dsVtabDeclIsHidden(const char *zDecl){
   return 0;
 }
 
-/* Append column zName of declared type zDecl (or none) to pSql, a list
-** being built for dsVtabDeclare(). */
+/* Append column zName of declared type zDecl (or none) and collation
+** zColl (or none, BINARY) to pSql, a list being built for
+** dsVtabDeclare().  The collation makes GROUP BY, ORDER BY, DISTINCT and
+** comparisons of the column behave as over a view of the same join. */
 void dsVtabSchemaColumn(sqlite3_str *pSql, const char *zName,
-                        const char *zDecl){
+                        const char *zDecl, const char *zColl){
   if( sqlite3_str_length(pSql)>0 ) sqlite3_str_append(pSql, ", ", 2);
   sqlite3_str_appendf(pSql, "\"%w\"", zName);
   if( zDecl && zDecl[0] && !dsVtabDeclIsHidden(zDecl) ){
     sqlite3_str_appendf(pSql, " \"%w\"", zDecl);
   }
+  if( zColl ) sqlite3_str_appendf(pSql, " COLLATE \"%w\"", zColl);
 }
 
 /*
@@ -518,7 +521,8 @@ int dsVtabDeclarePair(sqlite3 *db, const char *zFunc, const char *zTab,
         sqlite3_free(sqlite3_str_finish(pSql));
         return SQLITE_NOMEM;
       }
-      dsVtabSchemaColumn(pSql, zName, apIn[iSide]->azDecl[i]);
+      dsVtabSchemaColumn(pSql, zName, apIn[iSide]->azDecl[i],
+                         apIn[iSide]->azColl[i]);
       sqlite3_free(zName);
     }
   }

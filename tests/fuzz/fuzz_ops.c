@@ -1223,10 +1223,12 @@ static void fzAggregate(Fz *p){
       break;
     }
     default: {
-      /* Sliding frames, which these aggregates refuse. */
+      /* Sliding frames: rows leave the frame (xInverse). */
       char *zSql = sqlite3_mprintf(
-          "%sSELECT ds_first(%s, 2) OVER (ORDER BY fz_n ROWS 1 PRECEDING)"
-          " FROM %s", zWith, zV, zT);
+          "%sSELECT ds_first(%s, 2) OVER w, ds_min_by(%s, %s) OVER w,"
+          " ds_max_by(%s, %s) OVER w FROM %s"
+          " WINDOW w AS (ORDER BY fz_n ROWS 1 PRECEDING)",
+          zWith, zV, zV, zB, zV, zB, zT);
       fzRun(p, 0, zSql, 0, 0);
       sqlite3_free(zSql);
       break;
