@@ -81,11 +81,7 @@ static char *dsCoGroupKeyText(DsCoGroup *p){
     dsTextAppendAll(&txt, "NULL");
   }else{
     dsRowValues(p->pKey, p->nKey, p->aVal);
-    if( p->nKey==1 ){
-      dsJsonValue(&txt, &p->aVal[0]);
-    }else{
-      dsJsonArray(&txt, p->aVal, p->nKey);
-    }
+    dsJsonKey(&txt, p->aVal, p->nKey);
   }
   z = dsTextFinish(&txt);
   if( z && strlen(z)>200 ){

@@ -220,13 +220,8 @@ static int dsCoGroupKeyValues(DsCoGroupCursor *pCur){
 static void dsCoGroupKeyResult(DsCoGroupCursor *pCur, sqlite3_context *ctx){
   DsText txt;
   if( !dsCoGroupKeyValues(pCur) ) return;
-  if( pCur->nKey==1 ){
-    dsValueResult(ctx, &pCur->aVal[0]);
-    return;
-  }
   dsTextInit(&txt);
-  dsJsonArray(&txt, pCur->aVal, pCur->nKey);
-  dsTextResult(ctx, &txt, 1, DS_FUNC, "the JSON array of a key");
+  dsKeyResult(ctx, pCur->aVal, pCur->nKey, &txt, DS_FUNC);
   dsTextFree(&txt);
 }
 

@@ -631,6 +631,9 @@ int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
 
 /* JSON of keys and rows (json.c) */
 void dsJsonArray(DsText *pOut, const DsValue *aVal, int n);
+void dsJsonKey(DsText *pOut, const DsValue *aVal, int nKey);
+void dsKeyResult(sqlite3_context *ctx, const DsValue *aVal, int nKey,
+                 DsText *pText, const char *zFunc);
 void dsJsonObject(DsText *pOut, const DsInput *pIn, const int *aiSlot,
                   const DsValue *aVal);
 

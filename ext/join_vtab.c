@@ -349,30 +349,17 @@ static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
   return &pCache->json;
 }
 
-/* The key of side iSide's row: one value, or a JSON array of the parts. */
-static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
-                            int iSide){
-  DsRowDecoder *pDec = &pCur->aDec[iSide];
-  dsDecoderValue(pDec, pCur->nKey - 1);
-  if( pCur->nKey==1 ){
-    dsValueResult(ctx, &pDec->aVal[0]);
-    return;
-  }
-  dsJsonArray(&pCur->text, pDec->aVal, pCur->nKey);
-}
-
 /* Column iCol of the table-valued form (the arguments are the skeleton's). */
 static int dsJoinFunctionColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
                                 int iCol){
   DsJoinCursor *pCur = (DsJoinCursor *)pVc;
-  const DsRow *pRow;
-  dsTextReset(&pCur->text);
   if( iCol==JCOL_KEY ){
+    /* The key of either side's row: one value, or a JSON array. */
     int iSide = pCur->apRow[0] ? 0 : 1;
-    pRow = pCur->apRow[iSide];
-    if( pRow==0 ) return SQLITE_OK;
-    dsJoinKeyResult(pCur, ctx, iSide);
-    if( pCur->nKey==1 ) return SQLITE_OK;
+    if( pCur->apRow[iSide]==0 ) return SQLITE_OK;
+    dsDecoderValue(&pCur->aDec[iSide], pCur->nKey - 1);
+    dsKeyResult(ctx, pCur->aDec[iSide].aVal, pCur->nKey, &pCur->text,
+                DS_FUNC);
   }else{
     int iSide = iCol - JCOL_LEFT;
     DsText *pJson;
@@ -384,9 +371,7 @@ static int dsJoinFunctionColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
       dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON object of a "
                    "right row" : "the JSON object of a left row");
     }
-    return SQLITE_OK;
   }
-  dsTextResult(ctx, &pCur->text, 1, DS_FUNC, "the JSON array of a key");
   return SQLITE_OK;
 }
 

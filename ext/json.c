@@ -428,6 +428,35 @@ void dsJsonArray(DsText *pOut, const DsValue *aVal, int n){
 }
 
 /*
+** A key as JSON: the value itself for a one-column key, else the array
+** of its values.  The one renderer of keys: the `key` columns
+** (dsKeyResult), ds_join_plan()'s top_keys and coGroup's messages.
+*/
+void dsJsonKey(DsText *pOut, const DsValue *aVal, int nKey){
+  if( nKey==1 ){
+    dsJsonValue(pOut, &aVal[0]);
+  }else{
+    dsJsonArray(pOut, aVal, nKey);
+  }
+}
+
+/*
+** A key as the `key` column of the table-valued forms shows it: the value
+** itself (any type) for a one-column key, else the JSON array of its
+** values, made in pText.
+*/
+void dsKeyResult(sqlite3_context *ctx, const DsValue *aVal, int nKey,
+                 DsText *pText, const char *zFunc){
+  if( nKey==1 ){
+    dsValueResult(ctx, &aVal[0]);
+    return;
+  }
+  dsTextReset(pText);
+  dsJsonArray(pText, aVal, nKey);
+  dsTextResult(ctx, pText, 1, zFunc, "the JSON array of a key");
+}
+
+/*
 ** A row of input pIn as a JSON object, column name to value, in the
 ** input's column order: column c is aVal[aiSlot[c]] (see
 ** dsInputPlanColumns()).

@@ -234,19 +234,13 @@ static int dsPlanGroup(DsPlanCount *p, int s, const DsRow *pKey, i64 *pn){
 /* Render the key of pRow as the `key` column shows it, in JSON. */
 static char *dsPlanKeyJson(const DsPlanCount *p, const DsRow *pRow){
   DsText txt;
-  DsText *pStr = &txt;
-  const u8 *z = pRow->aData;
-  int k;
+  DsValue *aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)p->nKey);
+  if( aVal==0 ) return 0;
   dsTextInit(&txt);
-  if( p->nKey>1 ) dsTextChar(pStr, '[');
-  for(k=0; k<p->nKey; k++){
-    DsValue v;
-    z = dsValueDecode(z, &v);
-    if( k ) dsTextChar(pStr, ',');
-    dsJsonValue(pStr, &v);
-  }
-  if( p->nKey>1 ) dsTextChar(pStr, ']');
-  return dsTextFinish(pStr);
+  dsRowValues(pRow, p->nKey, aVal);
+  dsJsonKey(&txt, aVal, p->nKey);
+  sqlite3_free(aVal);
+  return dsTextFinish(&txt);
 }
 
 /* Consider key pKey, found nL and nR times, for the top list. */
