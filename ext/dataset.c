@@ -140,6 +140,7 @@ int sqlite3_dataset_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = dsRegisterStats(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterPlan(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterAggregates(db, pConn);
+  if( rc==SQLITE_OK ) rc = dsRegisterKeyStats(db, pConn);
   if( rc==SQLITE_OK ) rc = dsRegisterReader(db);
 #ifdef DS_TEST_HOOKS
   if( rc==SQLITE_OK ) rc = dsRegisterTestHooks(db, pConn);

@@ -11,7 +11,8 @@
 **   config.c      ds_config(): memory_limit, temp_dir, threads, strict_hints
 **   memory.c      the per-connection memory budget and the row arena
 **   row.c         the one row format, key hashing, key equality and order
-**   json.c        JSON text of values and rows
+**   text.c        the text buffer DsText; text results within limits
+**   json.c        JSON text of values, keys and rows
 **   sqltext.c     SQL text helpers (lexing) and checks of text arguments
 **   input.c       dataset arguments (tables, views, queries), keys, readers
 **   operator.c    the operator layer: DsOp, errors, the interrupt and
@@ -489,7 +490,7 @@ static inline int dsRowKeyCompare(const DsRow *a, const DsRow *b){
 int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 
 /*************************************************************************
-** JSON text (json.c)
+** Text (text.c) and JSON text (json.c)
 */
 #define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
 
@@ -1223,9 +1224,7 @@ int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn,
 int dsRegisterPlan(sqlite3 *db, DsConn *pConn);
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
 
-/* ds_key_stats(), registered by dsRegisterAggregates() (key_stats.c) */
-void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-void dsKeyStatsFinal(sqlite3_context *ctx);
+int dsRegisterKeyStats(sqlite3 *db, DsConn *pConn);   /* key_stats.c */
 
 /* Flags newer SQLite headers define; older SQLite ignores unknown bits. */
 #ifndef SQLITE_RESULT_SUBTYPE
