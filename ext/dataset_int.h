@@ -14,7 +14,9 @@
 **   text.c        the text buffer DsText; text results within limits
 **   json.c        JSON text of values, keys and rows
 **   sqltext.c     SQL text helpers (lexing) and checks of text arguments
-**   input.c       dataset arguments (tables, views, queries), keys, readers
+**   input.c       dataset arguments (tables, views, queries), keys
+**   reader.c      reading an input's rows (DsReader, ds_input_row, the
+**                 wide path, keys first); the size of an input
 **   operator.c    the operator layer: DsOp, errors, the interrupt and
 **                 budget checks of operators, side names, hints and join
 **                 types, the choice of the side to build on
@@ -590,6 +592,9 @@ int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
 int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
                     DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr);
 int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr);
+int dsIsNoMem(int rc);
+char *dsPrepareError(sqlite3 *db, const char *zFunc, const char *zSide,
+                     const char *zText, const char *zSql);
 
 
 /*
