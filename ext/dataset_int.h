@@ -50,6 +50,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -210,6 +211,7 @@ void dsArenaUndo(DsArena *p, void *pLast);
 ** on OOM.  Inline: every row read is allocated here. */
 static inline void *dsArenaAlloc(DsArena *p, i64 n){
   u8 *pRet;
+  assert( n>=0 );
   n = (n + 7) & ~(i64)7;
   if( p->pEnd - p->pFree < n ) return dsArenaGrow(p, n);
   pRet = p->pFree;
@@ -228,6 +230,7 @@ static inline void *dsArenaPeek(DsArena *p, i64 n){
   return p->pEnd - p->pFree >= n ? p->pFree : 0;
 }
 static inline void dsArenaCommit(DsArena *p, i64 m){
+  assert( m>=0 && p->pEnd - p->pFree >= ((m + 7) & ~(i64)7) );
   p->pFree += (m + 7) & ~(i64)7;
 }
 void dsArenaReset(DsArena *p);
@@ -387,6 +390,7 @@ static inline void dsDecoderStart(DsRowDecoder *p, const DsRow *pRow){
 
 /* Value i of the row (which has more than i values). */
 static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
+  assert( i>=0 && p->pRow!=0 );
   if( p->nDone<=i ){
     const u8 *z = p->pNext;
     int n = p->nDone;
@@ -406,6 +410,7 @@ static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
 ** not left decoded in aVal[].
 */
 static inline const DsValue *dsDecoderOne(DsRowDecoder *p, int i){
+  assert( i>=0 && p->pRow!=0 );
   if( p->nDone<=i && (p->pRow->flags & DS_ROW_NUMBERS) ){
     dsValueDecode(p->pRow->aData + DS_NUMBER_SIZE*(size_t)i, &p->aVal[i]);
     return &p->aVal[i];
@@ -693,6 +698,7 @@ int dsRegisterStats(sqlite3 *db, DsConn *pConn);
 /* The name of side i (0 or 1) in messages and statistics.  Inline: every
 ** layer names sides, the lowest too. */
 static inline const char *dsSideName(int i){
+  assert( i==0 || i==1 );
   return i ? "right" : "left";
 }
 
@@ -736,6 +742,7 @@ struct DsHintShape {
 };
 extern const DsHintShape dsHintShape[DS_N_HINT];
 static inline int dsHashHint(int iBuild, int bRepartition){
+  assert( (iBuild==0 || iBuild==1) && (bRepartition==0 || bRepartition==1) );
   return DS_HINT_BROADCAST_FIRST + iBuild + 2*bRepartition;
 }
 
@@ -790,6 +797,7 @@ static inline int dsOpOpenFailed(DsOp *pOp, int rc, char **pzErr){
   return rc;
 }
 static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
+  assert( rc!=SQLITE_OK && !pOp->bDone );
   if( rc==SQLITE_ROW ){
     pOp->stats.nOut++;
     return rc;
@@ -942,6 +950,7 @@ i64 dsHashTableDirectoryBytes(const i64 *anRow, int nPart);
 ** *ppEnd (excluded), each DS_ROW_STRIDE() after the last. */
 static inline DsRow *dsHashTableSlot(const DsHashTable *p, int iPart, u64 h,
                                      const u8 **ppEnd){
+  assert( iPart>=0 && iPart<p->nPart );
   const DsHashPart *pPart = &p->aPart[iPart];
   const i64 *pOff = &pPart->aOff[h & pPart->mask];
   *ppEnd = pPart->aRow + pOff[1];
@@ -989,6 +998,7 @@ static inline u64 dsBloomWordBits(u64 h){
 }
 
 static inline void dsBloomAdd(DsBloom *p, u64 hash){
+  assert( p->aWord!=0 );
   p->aWord[(hash >> 18) & p->mask] |= dsBloomWordBits(hash);
 }
 

@@ -69,6 +69,8 @@ static int dsHashPartBuild(DsHashPart *pPart, DsMem *pMem, DsRow *pList,
   pPart->mask = (u64)nSlot - 1;
   /* Count the bytes of each slot, then make the counts start offsets. */
   for(pRow=pList; pRow; pRow=pRow->pNext){
+    /* A row with a NULL key never enters a table (hashjoin.c). */
+    assert( (pRow->flags & DS_ROW_NULLKEY)==0 );
     aOff[(pRow->hash & pPart->mask) + 1] += DS_ROW_STRIDE(pRow);
   }
   for(s=0; s<nSlot; s++) aOff[s+1] += aOff[s];

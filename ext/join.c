@@ -42,6 +42,9 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
   int rc, i;
   double t = dsNowMs();
 
+  assert( pSpec->nKey>0 );
+  assert( pSpec->eHint>=0 && pSpec->eHint<DS_N_HINT );
+  assert( pSpec->eType>=DS_JOIN_INNER && pSpec->eType<=DS_JOIN_FULL );
   *ppJoin = 0;
   rc = dsCheckStrictHint(pConn, pSpec->zFunc, pSpec->eHint, pSpec->eType,
                          pzErr);

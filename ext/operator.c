@@ -195,6 +195,7 @@ void dsOpFinish(DsOp *pOp){
 int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...){
   va_list ap;
   char *zMsg;
+  assert( rc!=SQLITE_OK && rc!=SQLITE_ROW && rc!=SQLITE_DONE );
   va_start(ap, zFormat);
   zMsg = sqlite3_vmprintf(zFormat, ap);
   va_end(ap);
@@ -224,7 +225,9 @@ static char *dsOpMessage(DsOp *pOp, int rc){
 
 /* That message, as the operator fails with it (see above). */
 char *dsOpErrMsg(DsOp *pOp, int rc){
-  char *zMsg = dsOpMessage(pOp, rc);
+  char *zMsg;
+  assert( rc!=SQLITE_OK && rc!=SQLITE_ROW && rc!=SQLITE_DONE );
+  zMsg = dsOpMessage(pOp, rc);
   dsOpEnded(pOp);
   /* Every failure of a running operator comes here: remember where it
   ** stopped, and what the statement says, for ds_last_stats(). */

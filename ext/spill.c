@@ -259,7 +259,9 @@ static u32 dsSpillTicks(u32 nData){
 
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
-  int rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
+  int rc;
+  assert( pRow->nKey<=pRow->nData );
+  rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
   if( rc!=SQLITE_OK ) return rc;
   if( p->aBuf==0 ){
     int rc = dsSpillBuffer(p);

@@ -201,7 +201,9 @@ static int dsVtabFunctionColumn(DsVtabCursor *pCur, sqlite3_context *ctx,
                                 int iCol){
   const DsVtabModule *pMod = pCur->pTab->pMod;
   if( iCol>=pMod->iArg0 ){
-    sqlite3_value *pArg = pCur->apArg[iCol - pMod->iArg0];
+    sqlite3_value *pArg;
+    assert( iCol - pMod->iArg0 < pMod->args.nName );
+    pArg = pCur->apArg[iCol - pMod->iArg0];
     if( pArg ) sqlite3_result_value(ctx, pArg);
     return SQLITE_OK;
   }
@@ -306,6 +308,7 @@ static int dsVtabNext(sqlite3_vtab_cursor *pCursor){
   DsVtabCursor *pCur = (DsVtabCursor *)pCursor;
   char *zErr = 0;
   int rc;
+  assert( !pCur->bEof );
   pCur->pTab->typed.nActive++;
   rc = pCur->pTab->pMod->xStep(pCur, &zErr);
   pCur->pTab->typed.nActive--;
@@ -372,7 +375,14 @@ static const sqlite3_module dsVtabModuleFunction = {
 */
 int dsVtabRegister(sqlite3 *db, const DsVtabModule *pMod, DsConn *pConn,
                    void (*xFreeConn)(void *)){
-  DsVtabAux *pAux = sqlite3_malloc64(sizeof(DsVtabAux));
+  DsVtabAux *pAux;
+  assert( pMod->args.nName<=DS_VTAB_MAX_ARG );
+  assert( pMod->nUse>=0 && pMod->nUse<=pMod->iArg0 );
+  assert( pMod->szTab>=sizeof(DsVtab) && pMod->szCur>=sizeof(DsVtabCursor) );
+  assert( pMod->xStart && pMod->xStep && pMod->xReset );
+  assert( pMod->xFunctionColumn );
+  assert( pMod->xSetup==0 || pMod->xTableColumn );
+  pAux = sqlite3_malloc64(sizeof(DsVtabAux));
   if( pAux==0 ){
     if( xFreeConn ) xFreeConn(pConn);
     return SQLITE_NOMEM;
