@@ -830,6 +830,9 @@ struct DsOp {
   DsTicker tick;          /* interrupt checks; the step it is in */
   char *zErr;             /* message of the operator's own last error */
   int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
+  int nFreeFd;            /* spill files kept for reuse; -1: keep none */
+  int nFreeFdAlloc;       /* room in aFreeFd */
+  int *aFreeFd;           /* their descriptors, emptied (spill.c) */
 };
 
 int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
@@ -903,6 +906,7 @@ int dsSpillWrite(DsSpill *p, const DsRow *pRow);
 int dsSpillRewind(DsSpill *p);
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 void dsSpillClose(DsSpill *p);
+void dsSpillPoolClose(DsOp *pOp);
 i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */

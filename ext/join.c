@@ -155,6 +155,7 @@ void dsOpFinish(DsOp *pOp){
       pOp->apSrc[i] = 0;
     }
   }
+  dsSpillPoolClose(pOp);
   dsTickerFinish(&pOp->tick);
   dsProgressFinish(pOp);
   sqlite3_free(pOp->zErr);
