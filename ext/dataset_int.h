@@ -761,6 +761,9 @@ struct DsOp {
   DsTicker tick;          /* interrupt checks; the step it is in */
   char *zErr;             /* message of the operator's own last error */
   int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
+  int nFreeFd;            /* spill files kept for reuse; -1: keep none */
+  int nFreeFdAlloc;       /* room in aFreeFd */
+  int *aFreeFd;           /* their descriptors, emptied (spill.c) */
   int bDone;              /* the operator has handed out its last row */
 };
 

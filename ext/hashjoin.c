@@ -417,6 +417,19 @@ static i64 dsHashFilterWords(const DsHashJoin *p){
   return nWord*8 <= nRoom ? nWord : 0;
 }
 
+/* Let the probe input sample its keys against the filter and read keys
+** first if most are turned away.  The sample is part of choosing how to
+** read, so its time is booked to the plan phase, not to the build phase
+** that runs around it (ds_last_stats: ms.plan holds every count and
+** sample). */
+static int dsHashSampleProbeKeys(DsHashJoin *p){
+  double t0 = dsNowMs(), t = t0;
+  int rc = dsSourceKeysFirst(p->pProbeSrc, &p->filter, &p->bProbeKeysFirst);
+  dsStatsPhase(&p->pOp->stats, DS_PHASE_PLAN, &t);
+  p->pOp->stats.aMs[DS_PHASE_BUILD] -= t - t0;
+  return rc;
+}
+
 /* The build side has been read: make the filter of its rows in memory,
 ** if unmatched probe rows are not kept and memory allows. */
 static int dsHashMakeFilter(DsHashJoin *p){
@@ -436,7 +449,7 @@ static int dsHashMakeFilter(DsHashJoin *p){
   /* A selective join's probe rows are mostly turned away: an input may
   ** then test their keys before SQLite decodes their other columns. */
   if( p->pProbeSrc==0 ) return SQLITE_OK;
-  return dsSourceKeysFirst(p->pProbeSrc, &p->filter, &p->bProbeKeysFirst);
+  return dsHashSampleProbeKeys(p);
 }
 
 /* The filter for the next batch of probe rows, or NULL. */

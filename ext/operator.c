@@ -17,6 +17,7 @@
 #include "dataset_int.h"
 
 #include <stdarg.h>
+#include <unistd.h>
 
 /*************************************************************************
 ** Hints and join types.
@@ -159,6 +160,16 @@ int dsOpCheckInterrupt(DsOp *pOp){
   return dsTickerCheck(&pOp->tick);
 }
 
+/* The operator is finishing: close the spill files it kept for reuse
+** (spill.c), and keep no more (a spill closed later closes its file). */
+static void dsOpClosePool(DsOp *pOp){
+  while( pOp->nFreeFd>0 ) close(pOp->aFreeFd[--pOp->nFreeFd]);
+  sqlite3_free(pOp->aFreeFd);
+  pOp->aFreeFd = 0;
+  pOp->nFreeFdAlloc = 0;
+  pOp->nFreeFd = -1;
+}
+
 /* Release what the operator holds and publish its statistics. */
 void dsOpFinish(DsOp *pOp){
   int i;
@@ -178,6 +189,7 @@ void dsOpFinish(DsOp *pOp){
       pOp->apSrc[i] = 0;
     }
   }
+  dsOpClosePool(pOp);
   dsTickerFinish(&pOp->tick);
   dsProgressFinish(pOp);
   sqlite3_free(pOp->zErr);

@@ -15,6 +15,14 @@
 ** unlinked at once, so it exists only as an open descriptor: it vanishes
 ** when closed, and also when the process dies, on every path.
 **
+** A closed spill file is emptied (ftruncate) and kept by its operator
+** for the next spill to write into: a hybrid hash join under a small
+** budget runs hundreds of partition tasks, each with a build and a probe
+** file, and creating, unlinking and closing two files a task cost more
+** system time than the join's own work.  The files kept never outnumber
+** the most the operator had open at once, which it needed anyway; it
+** closes them when it finishes (dsOpFinish, operator.c).
+**
 ** A DsSpill is also a DsSource (its first member), so a spilled partition
 ** can be fed back into the same code that reads an input.
 **
@@ -64,6 +72,16 @@ void dsSpillTestFault(int bWrite, int nCountdown, int eKind){
   if( nCountdown>0 ) atomic_store(&p->nCountdown, nCountdown);
 }
 
+/* Spill files created (mkstemp) and opened (created or reused) since the
+** process started: tests check that files are reused. */
+static atomic_int dsSpillNewFiles, dsSpillOpenFiles;
+void dsSpillTestFiles(int *pnNew, int *pnOpen){
+  *pnNew = atomic_load(&dsSpillNewFiles);
+  *pnOpen = atomic_load(&dsSpillOpenFiles);
+}
+# define dsSpillCountFile(bNew) \
+  atomic_fetch_add((bNew) ? &dsSpillNewFiles : &dsSpillOpenFiles, 1)
+
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault){
   struct DsSpillFault *p = &dsSpillFaults[bWrite!=0];
   *pnCall = atomic_load(&p->nCall);
@@ -104,6 +122,7 @@ static ssize_t dsSpillFaultIo(int bWrite, int fd, void *z, size_t n,
 #else
 # define dsSpillPread(fd, z, n, off)  pread(fd, z, n, (off_t)(off))
 # define dsSpillPwrite(fd, z, n, off) pwrite(fd, z, n, (off_t)(off))
+# define dsSpillCountFile(bNew)
 #endif
 
 struct DsSpill {
@@ -223,30 +242,43 @@ static void dsSpillCloseSource(DsSource *pSrc){
   dsSpillClose((DsSpill *)pSrc);
 }
 
-int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
-  const char *zDir = dsTempDir(pOp->pConn);
-  char *zPath = sqlite3_mprintf("%s/ds_spill_XXXXXX", zDir);
-  DsSpill *p;
-  *ppSpill = 0;
+/* Create the file of p in temp_dir, unlinked at once (see above). */
+static int dsSpillCreate(DsSpill *p){
+  char *zPath = sqlite3_mprintf("%s/ds_spill_XXXXXX",
+                                dsTempDir(p->pOp->pConn));
   if( zPath==0 ) return SQLITE_NOMEM;
-  p = sqlite3_malloc64(sizeof(DsSpill));
-  if( p==0 ){
-    sqlite3_free(zPath);
-    return SQLITE_NOMEM;
-  }
-  memset(p, 0, sizeof(*p));
-  p->base.xNext = dsSpillNext;
-  p->base.xClose = dsSpillCloseSource;
-  p->pOp = pOp;
   p->fd = mkstemp(zPath);
   if( p->fd<0 ){
     int rc = dsSpillIoError(p, "create", errno);
     sqlite3_free(zPath);
-    sqlite3_free(p);
-    return dsSpillFailed(pOp, rc==SQLITE_FULL ? rc : SQLITE_CANTOPEN);
+    return dsSpillFailed(p->pOp, rc==SQLITE_FULL ? rc : SQLITE_CANTOPEN);
   }
   unlink(zPath);
   sqlite3_free(zPath);
+  dsSpillCountFile(1);
+  return SQLITE_OK;
+}
+
+/* A new, empty spill file of operator pOp: one it kept, else a new one. */
+int dsSpillOpen(DsOp *pOp, DsSpill **ppSpill){
+  DsSpill *p;
+  *ppSpill = 0;
+  p = sqlite3_malloc64(sizeof(DsSpill));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->base.xNext = dsSpillNext;
+  p->base.xClose = dsSpillCloseSource;
+  p->pOp = pOp;
+  if( pOp->nFreeFd>0 ){
+    p->fd = pOp->aFreeFd[--pOp->nFreeFd];
+  }else{
+    int rc = dsSpillCreate(p);
+    if( rc!=SQLITE_OK ){
+      sqlite3_free(p);
+      return rc;
+    }
+  }
+  dsSpillCountFile(0);
   *ppSpill = p;
   return SQLITE_OK;
 }
@@ -360,10 +392,29 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
 }
 
 
+/* Keep the descriptor fd of a closed spill file, emptied, for the next
+** spill of pOp: SQLITE_OK, or an error if it is not kept (the operator
+** has finished, no memory for the list, the file cannot be emptied). */
+static int dsSpillKeep(DsOp *pOp, int fd){
+  if( pOp->nFreeFd<0 ) return SQLITE_DONE;
+  if( pOp->nFreeFd>=pOp->nFreeFdAlloc ){
+    int nNew = pOp->nFreeFdAlloc ? pOp->nFreeFdAlloc*2 : 16;
+    int *aNew = sqlite3_realloc64(pOp->aFreeFd, sizeof(int)*(u64)nNew);
+    if( aNew==0 ) return SQLITE_NOMEM;
+    pOp->aFreeFd = aNew;
+    pOp->nFreeFdAlloc = nNew;
+  }
+  if( ftruncate(fd, 0)!=0 ) return SQLITE_IOERR;
+  pOp->aFreeFd[pOp->nFreeFd++] = fd;
+  return SQLITE_OK;
+}
+
+/* Close spill file p; the operator keeps its descriptor (see above). */
 void dsSpillClose(DsSpill *p){
   if( p ){
-    if( p->fd>=0 ) close(p->fd);
-    dsFree(&p->pOp->mem, p->aBuf);
+    DsOp *pOp = p->pOp;
+    if( p->fd>=0 && dsSpillKeep(pOp, p->fd)!=SQLITE_OK ) close(p->fd);
+    dsFree(&pOp->mem, p->aBuf);
     sqlite3_free(p->base.zErr);
     sqlite3_free(p);
   }

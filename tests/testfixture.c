@@ -46,6 +46,10 @@
 **   ds_spill_calls read|write
 **       {calls faults}: spill reads (or writes) made, and failed, since
 **       the last ds_spill_fault of that kind.
+**   ds_spill_files
+**       {created opened}: spill files created in temp_dir, and spill files
+**       opened (created or reused from the operator's pool), since the
+**       process started.
 */
 #include <tcl.h>
 #include <sqlite3.h>
@@ -63,6 +67,7 @@
 /* From ext/spill.c, compiled in with -DDS_TEST_HOOKS. */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
+void dsSpillTestFiles(int *pnNew, int *pnOpen);
 
 /*************************************************************************
 ** Allocation failure.  The counters are atomic because operators may sort
@@ -273,6 +278,23 @@ static int dsSpillCallsCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
+static int dsSpillFilesCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                           Tcl_Obj *const *objv){
+  int nNew, nOpen;
+  Tcl_Obj *pRes;
+  (void)pUnused;
+  if( objc!=1 ){
+    Tcl_WrongNumArgs(interp, 1, objv, "");
+    return TCL_ERROR;
+  }
+  dsSpillTestFiles(&nNew, &nOpen);
+  pRes = Tcl_NewListObj(0, 0);
+  Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nNew));
+  Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nOpen));
+  Tcl_SetObjResult(interp, pRes);
+  return TCL_OK;
+}
+
 static int dsAppInit(Tcl_Interp *interp){
   static const struct {
     const char *zName;
@@ -285,6 +307,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_seteuid",      dsSetEuidCmd },
     { "ds_spill_fault",  dsSpillFaultCmd },
     { "ds_spill_calls",  dsSpillCallsCmd },
+    { "ds_spill_files",  dsSpillFilesCmd },
   };
   size_t i;
   if( Tcl_Init(interp)!=TCL_OK ) return TCL_ERROR;
