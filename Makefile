@@ -82,9 +82,13 @@ TCL_LIBS   ?= $(shell pkg-config --libs tcl 2>/dev/null)
 
 all: $(LIB)
 
+# The release library leaves out the assert()s of ext/ (-DNDEBUG): they
+# check what the comments state, in every test build (build/testfixture,
+# the static objects of the soak and fuzz programs, make sanitize).
 $(LIB): $(SRC) $(HDR) | deps-build
 	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
+	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -DNDEBUG -shared -o $@ $(SRC) \
+	    $(LDFLAGS) -lm
 
 testfixture: build/testfixture
 

@@ -1,7 +1,6 @@
 /*
 ** aggregates.c: the aggregate functions of Flink's DataSet API, as SQL
-** aggregates, and the registration of all of them (ds_key_stats() lives
-** in key_stats.c).
+** aggregates, and their registration (ds_key_stats() is key_stats.c's).
 **
 **   ds_first(value, n)     JSON array of the group's first n values, in
 **                          the order SQLite hands the rows over
@@ -496,11 +495,7 @@ static void dsMaxByInverse(sqlite3_context *ctx, int argc,
 /*************************************************************************
 ** Registration
 **
-** None is SQLITE_INNOCUOUS (see dataset.c).  ds_key_stats is not
-** SQLITE_DETERMINISTIC: whether its result is exact depends on
-** memory_limit and on the memory other operators hold.  It is no window
-** function: its approximate mode cannot forget a row, and its result
-** costs a pass over every distinct key, too much to pay once per row.
+** None is SQLITE_INNOCUOUS (see dataset.c).
 */
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
   const int eWin = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
@@ -517,11 +512,6 @@ int dsRegisterAggregates(sqlite3 *db, DsConn *pConn){
     rc = sqlite3_create_window_function(db, "ds_max_by", 2,
         eWin | SQLITE_SUBTYPE | SQLITE_RESULT_SUBTYPE, pConn,
         dsMaxByStep, dsMinMaxByFinal, dsMinMaxByValue, dsMaxByInverse, 0);
-  }
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function(db, "ds_key_stats", 1,
-        SQLITE_UTF8 | SQLITE_RESULT_SUBTYPE, pConn,
-        0, dsKeyStatsStep, dsKeyStatsFinal);
   }
   return rc;
 }

@@ -27,8 +27,6 @@
 */
 #include "dataset_int.h"
 
-static const char *const azSide[2] = { "left", "right" };
-
 struct DsCoGroup {
   DsOp op;
   int nKey;
@@ -45,7 +43,6 @@ struct DsCoGroup {
   DsText aJson[2];        /* JSON arrays of the current group */
   i64 nJsonMax;           /* SQLite's length limit */
   DsValue *aVal;          /* room to decode the widest row */
-  int bDone;
   double tOut;            /* when the merge started */
 };
 
@@ -84,11 +81,7 @@ static char *dsCoGroupKeyText(DsCoGroup *p){
     dsTextAppendAll(&txt, "NULL");
   }else{
     dsRowValues(p->pKey, p->nKey, p->aVal);
-    if( p->nKey==1 ){
-      dsJsonValue(&txt, &p->aVal[0]);
-    }else{
-      dsJsonArray(&txt, p->aVal, p->nKey);
-    }
+    dsJsonKey(&txt, p->aVal, p->nKey);
   }
   z = dsTextFinish(&txt);
   if( z && strlen(z)>200 ){
@@ -105,7 +98,7 @@ static int dsCoGroupCheckJson(DsCoGroup *p, int iSide){
    || (rc==SQLITE_OK && p->aJson[iSide].n > p->nJsonMax) ){
     char *zKey = dsCoGroupKeyText(p);
     char *zWhat = zKey ? sqlite3_mprintf("the JSON array of the %s group of "
-                                         "key %s", azSide[iSide], zKey) : 0;
+                                         "key %s", dsSideName(iSide), zKey) : 0;
     char *zWhy = zWhat ? dsTooLongText(zWhat, p->nJsonMax) : 0;
     rc = zWhy ? dsOpError(&p->op, SQLITE_TOOBIG, "%s", zWhy) : SQLITE_NOMEM;
     sqlite3_free(zKey);
@@ -227,7 +220,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
     p->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)(nMaxCol + 1));
     if( p->aVal==0 ) rc = SQLITE_NOMEM;
   }
-  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
+  if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsSorterOpen(pOp, pOp->apSrc[i], DS_ORDER_GROUP, &p->apSorter[i]);
@@ -236,7 +229,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
   p->tOut = t;
   if( rc!=SQLITE_OK ){
-    if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+    dsOpOpenFailed(pOp, rc, pzErr);
     dsCoGroupClose(p);
     return rc;
   }
@@ -247,22 +240,9 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
 /* The next group: SQLITE_ROW, SQLITE_DONE, or an error with *pzErr set. */
 int dsCoGroupNext(DsCoGroup *p, char **pzErr){
   int rc;
-  if( p->bDone ) return SQLITE_DONE;
+  if( p->op.bDone ) return SQLITE_DONE;
   rc = dsCoGroupStep(p);
-  if( rc==SQLITE_ROW ){
-    p->op.stats.nOut++;
-    return rc;
-  }
-  p->bDone = 1;
-  /* One call on either path (dsOpErrMsg erases the line too): the
-  ** per-row path of this function saves no more registers for it. */
-  if( rc!=SQLITE_DONE ){
-    *pzErr = dsOpErrMsg(&p->op, rc);
-  }else{
-    p->op.stats.bComplete = 1;
-    dsOpEnded(&p->op);
-  }
-  return rc;
+  return dsOpNextTail(&p->op, rc, pzErr);
 }
 
 /* The current group's key: a row of the nKey key values only. */

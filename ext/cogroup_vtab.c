@@ -1,9 +1,8 @@
 /*
 ** cogroup_vtab.c: the ds_cogroup module, the SQL face of coGroup.
 **
-** One module, two forms, as ds_join_hint: xCreate is xConnect, and
-** dsVtabIsFunctionForm() tells the table-valued function from a CREATE
-** VIRTUAL TABLE.
+** One module, two forms, served by the virtual-table skeleton (vtab.c)
+** from the descriptor at the end of this file.
 **
 ** Table-valued form:
 **
@@ -53,9 +52,6 @@
 #define GCOL_ARG0         5     /* first hidden argument column */
 #define GROUP_N_ARG       4
 
-/* idxNum bits for the output columns used (table-valued form) */
-#define GUSE_SHIFT        8
-
 /* idxNum bits of the virtual-table form */
 #define GIDX_ORDERED      0x01  /* the plan consumes the ORDER BY */
 #define GIDX_LEFT         0x02  /* `left` is used */
@@ -64,82 +60,42 @@
 static const char *const azArgName[GROUP_N_ARG] = {
   "left", "right", "left_key", "right_key"
 };
-static const char *const azSide[2] = { "left", "right" };
-
-static const DsVtabArgSpec dsCoGroupArgSpec = {
-  DS_FUNC, GROUP_N_ARG, GROUP_N_ARG, azArgName
-};
 
 typedef struct DsCoGroupTable DsCoGroupTable;
 struct DsCoGroupTable {
-  sqlite3_vtab base;
-  DsConn *pConn;
-  int bTyped;             /* the CREATE VIRTUAL TABLE form */
-  /* The rest is for the CREATE VIRTUAL TABLE form only. */
-  DsVtabTyped typed;      /* name, inputs as declared, placeholder */
+  DsVtab vt;
+  /* The CREATE VIRTUAL TABLE form only. */
   int nKey;
   int *aaiKey[2];         /* key columns of each input */
 };
 
 typedef struct DsCoGroupCursor DsCoGroupCursor;
 struct DsCoGroupCursor {
-  sqlite3_vtab_cursor base;
-  DsConn *pConn;
-  DsCoGroupTable *pTab;
-  sqlite3_value *apArg[GROUP_N_ARG];  /* the arguments, for hidden columns */
-  DsInput *apIn[2];
+  DsVtabCursor vc;        /* arguments, inputs, rowid */
   int nKey;
   int *aaiKey[2];
   DsCoGroup *pGroup;
   DsValue *aVal;          /* the current key, decoded */
   int bKeyDecoded;        /* aVal holds the current key */
-  i64 iRowid;
-  int bEof;
 };
 
-static void dsCoGroupTableFree(DsCoGroupTable *pTab){
-  if( pTab ){
-    dsVtabTypedClear(&pTab->typed);
-    sqlite3_free(pTab->aaiKey[0]);
-    sqlite3_free(pTab->aaiKey[1]);
-    sqlite3_free(pTab);
-  }
-}
-
-static DsCoGroupTable *dsCoGroupTableNew(DsConn *pConn){
-  DsCoGroupTable *pTab = sqlite3_malloc64(sizeof(DsCoGroupTable));
-  if( pTab ){
-    memset(pTab, 0, sizeof(*pTab));
-    pTab->pConn = pConn;
-  }
-  return pTab;
-}
-
-/* The table-valued form: a fixed schema, the arguments hidden. */
-static int dsCoGroupConnectFunction(sqlite3 *db, DsConn *pConn,
-                                    sqlite3_vtab **ppVtab){
-  DsCoGroupTable *pTab;
-  int rc = sqlite3_declare_vtab(db,
-      "CREATE TABLE x(key, \"left\", \"right\", left_count, right_count, "
-      "ds_left HIDDEN, ds_right HIDDEN, left_key HIDDEN, right_key HIDDEN)");
-  if( rc!=SQLITE_OK ) return rc;
-  pTab = dsCoGroupTableNew(pConn);
-  if( pTab==0 ) return SQLITE_NOMEM;
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
+static void dsCoGroupTableClear(DsVtab *pVt){
+  DsCoGroupTable *pTab = (DsCoGroupTable *)pVt;
+  sqlite3_free(pTab->aaiKey[0]);
+  sqlite3_free(pTab->aaiKey[1]);
 }
 
 /* Declare the CREATE form's columns: the key columns, then the groups. */
 static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
                             char **pzErr){
-  const DsInput *pLeft = pTab->typed.apIn[0];
+  const DsInput *pLeft = pTab->vt.typed.apIn[0];
   sqlite3_str *pSql;
   char *zFrom = sqlite3_mprintf("%d key columns, then left, right, "
                                 "left_count and right_count", pTab->nKey);
   int rc = zFrom ? SQLITE_OK : SQLITE_NOMEM;
   int k;
   if( rc==SQLITE_OK ){
-    rc = dsVtabCheckWidth(db, DS_FUNC, pTab->typed.zName, pTab->nKey + 4,
+    rc = dsVtabCheckWidth(db, DS_FUNC, pTab->vt.typed.zName, pTab->nKey + 4,
                           zFrom, "name fewer key columns", pzErr);
   }
   sqlite3_free(zFrom);
@@ -154,24 +110,27 @@ static int dsCoGroupDeclare(sqlite3 *db, DsCoGroupTable *pTab,
   dsVtabSchemaColumn(pSql, "right", "TEXT", 0);
   dsVtabSchemaColumn(pSql, "left_count", "INTEGER", 0);
   dsVtabSchemaColumn(pSql, "right_count", "INTEGER", 0);
-  return dsVtabDeclare(db, DS_FUNC, pTab->typed.zName, pSql, pzErr);
+  return dsVtabDeclare(db, DS_FUNC, pTab->vt.typed.zName, pSql, pzErr);
 }
 
 /*
 ** Set up table pTab of the CREATE form from its arguments azValue[]:
 ** resolve the inputs and keys, declare the columns.
 */
-static int dsCoGroupTableSetup(sqlite3 *db, DsCoGroupTable *pTab,
-                               char **azValue, char **pzErr){
+static int dsCoGroupSetup(sqlite3 *db, DsVtab *pVt, char **azValue,
+                          int bCreating, char **pzErr){
+  DsCoGroupTable *pTab = (DsCoGroupTable *)pVt;
   int anKey[2] = {0, 0};
   int i, rc = SQLITE_OK;
+  (void)bCreating;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i], &pTab->typed.apIn[i],
-                     pzErr);
+    rc = dsInputOpen(db, DS_FUNC, dsSideName(i), azValue[i],
+                     &pVt->typed.apIn[i], pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i], azSide[i],
-                     azValue[2+i], &anKey[i], &pTab->aaiKey[i], pzErr);
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pVt->typed.apIn[i],
+                     dsSideName(i), azValue[2+i], &anKey[i], &pTab->aaiKey[i],
+                     pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
   pTab->nKey = anKey[0];
@@ -179,215 +138,71 @@ static int dsCoGroupTableSetup(sqlite3 *db, DsCoGroupTable *pTab,
   return rc;
 }
 
-/*
-** The CREATE VIRTUAL TABLE form.  An error fails a CREATE; a reconnect
-** that fails gets a placeholder schema instead, so that the table can
-** still be dropped, and its queries report the error (see vtab_args.c).
-*/
-static int dsCoGroupConnectTable(sqlite3 *db, DsConn *pConn, int argc,
-                                 const char *const *argv,
-                                 sqlite3_vtab **ppVtab, char **pzErr){
-  char *azValue[GROUP_N_ARG];
-  char *zErr = 0;
-  int bCreating = dsVtabIsCreating(db, argv[1], argv[2]);
-  DsCoGroupTable *pTab = dsCoGroupTableNew(pConn);
-  int rc;
-  if( pTab==0 ) return SQLITE_NOMEM;
-  pTab->bTyped = 1;
-  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[1], argv[2]);
-  if( rc==SQLITE_OK ){
-    rc = dsVtabArgsParse(&dsCoGroupArgSpec, argc - 3, argv + 3, azValue, &zErr);
-  }
-  if( rc==SQLITE_OK ){
-    rc = dsCoGroupTableSetup(db, pTab, azValue, &zErr);
-    dsVtabArgsFree(&dsCoGroupArgSpec, azValue);
-  }
-  rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
-  if( rc!=SQLITE_OK ){
-    rc = dsStatementError(pConn, DS_FUNC, rc, &zErr);
-    dsCoGroupTableFree(pTab);
-    *pzErr = zErr;
-    return rc;
-  }
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
-}
-
-static int dsCoGroupConnect(sqlite3 *db, void *pAux, int argc,
-                            const char *const *argv, sqlite3_vtab **ppVtab,
-                            char **pzErr){
-  DsConn *pConn = (DsConn *)pAux;
-  if( dsVtabIsFunctionForm(db, argc, argv) ){
-    return dsCoGroupConnectFunction(db, pConn, ppVtab);
-  }
-  return dsCoGroupConnectTable(db, pConn, argc, argv, ppVtab, pzErr);
-}
-
-static int dsCoGroupDisconnect(sqlite3_vtab *pVtab){
-  dsCoGroupTableFree((DsCoGroupTable *)pVtab);
-  return SQLITE_OK;
-}
-
-static int dsCoGroupOpenCursor(sqlite3_vtab *pVtab,
-                               sqlite3_vtab_cursor **ppCur){
-  DsCoGroupTable *pTab = (DsCoGroupTable *)pVtab;
-  DsCoGroupCursor *pCur = sqlite3_malloc64(sizeof(DsCoGroupCursor));
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  pCur->pConn = pTab->pConn;
-  pCur->pTab = pTab;
-  pCur->bEof = 1;
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
-}
-
-/* Release what one xFilter set up. */
-static void dsCoGroupCursorReset(DsCoGroupCursor *pCur){
+/* Release what one run set up. */
+static void dsCoGroupReset(DsVtabCursor *pVc){
+  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pVc;
   int i;
   dsCoGroupClose(pCur->pGroup);
   pCur->pGroup = 0;
   for(i=0; i<2; i++){
-    dsInputFree(pCur->apIn[i]);
-    pCur->apIn[i] = 0;
     sqlite3_free(pCur->aaiKey[i]);
     pCur->aaiKey[i] = 0;
-  }
-  for(i=0; i<GROUP_N_ARG; i++){
-    sqlite3_value_free(pCur->apArg[i]);
-    pCur->apArg[i] = 0;
   }
   sqlite3_free(pCur->aVal);
   pCur->aVal = 0;
   pCur->bKeyDecoded = 0;
   pCur->nKey = 0;
-  pCur->bEof = 1;
-  pCur->iRowid = 0;
-}
-
-static int dsCoGroupCloseCursor(sqlite3_vtab_cursor *pCursor){
-  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pCursor;
-  dsCoGroupCursorReset(pCur);
-  sqlite3_free(pCur);
-  return SQLITE_OK;
 }
 
 /*
-** With inputs and keys set up: start the coGroup, making the JSON of the
-** sides in abJson[], and move to its first group.
+** Start a run.  The table-valued form's inputs and keys come from its
+** arguments aArg, and idxNum says which sides' JSON is used; the CREATE
+** form's inputs are set up, its keys are the table's, and idxNum says
+** whether `left` and `right` are used.
 */
-static int dsCoGroupCursorRun(DsCoGroupCursor *pCur, const int *abJson,
-                              char **pzErr){
+static int dsCoGroupStart(DsVtabCursor *pVc, int idxNum, const char *idxStr,
+                          sqlite3_value **aArg, char **pzErr){
+  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pVc;
   DsCoGroupSpec spec;
+  int abJson[2];
   int i, rc;
+  (void)idxStr;
+  if( aArg ){
+    rc = dsInputOpenPair(pVc->pConn->db, DS_FUNC, aArg, pVc->apIn,
+                         pCur->aaiKey, &pCur->nKey, pzErr);
+    if( rc!=SQLITE_OK ) return rc;
+    for(i=0; i<2; i++){
+      abJson[i] = (idxNum >> (DS_VTAB_USE_SHIFT + GCOL_LEFT + i)) & 1;
+    }
+  }else{
+    DsCoGroupTable *pTab = (DsCoGroupTable *)pVc->pTab;
+    pCur->nKey = pTab->nKey;
+    for(i=0; i<2; i++){
+      size_t nByte = sizeof(int) * (size_t)pTab->nKey;
+      pCur->aaiKey[i] = sqlite3_malloc64(nByte);
+      if( pCur->aaiKey[i]==0 ) return SQLITE_NOMEM;
+      memcpy(pCur->aaiKey[i], pTab->aaiKey[i], nByte);
+    }
+    abJson[0] = (idxNum & GIDX_LEFT)!=0;
+    abJson[1] = (idxNum & GIDX_RIGHT)!=0;
+  }
   pCur->aVal = sqlite3_malloc64(sizeof(DsValue) * (size_t)pCur->nKey);
   if( pCur->aVal==0 ) return SQLITE_NOMEM;
   memset(&spec, 0, sizeof(spec));
   spec.zFunc = DS_FUNC;
   spec.nKey = pCur->nKey;
   for(i=0; i<2; i++){
-    spec.apIn[i] = pCur->apIn[i];
+    spec.apIn[i] = pVc->apIn[i];
     spec.aaiKey[i] = pCur->aaiKey[i];
     spec.abJson[i] = abJson[i];
   }
-  rc = dsCoGroupOpen(pCur->pConn, &spec, &pCur->pGroup, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  pCur->bEof = 0;
-  rc = dsCoGroupNext(pCur->pGroup, pzErr);
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
-  if( rc==SQLITE_DONE ){
-    pCur->bEof = 1;
-    return SQLITE_OK;
-  }
-  return rc;
+  return dsCoGroupOpen(pVc->pConn, &spec, &pCur->pGroup, pzErr);
 }
 
-/* xFilter of the table-valued form: the arguments come in argv. */
-static int dsCoGroupFunctionFilter(DsCoGroupCursor *pCur, int idxNum,
-                                   int argc, sqlite3_value **argv,
-                                   char **pzErr){
-  sqlite3_value *aArg[GROUP_N_ARG];
-  int abJson[2];
-  int i, rc;
-  dsVtabFunctionArgs(idxNum, argc, argv, GROUP_N_ARG, aArg);
-  for(i=0; i<GROUP_N_ARG; i++){
-    if( aArg[i] ){
-      pCur->apArg[i] = sqlite3_value_dup(aArg[i]);
-      if( pCur->apArg[i]==0 ) return SQLITE_NOMEM;
-    }
-  }
-  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC, aArg, pCur->apIn,
-                       pCur->aaiKey, &pCur->nKey, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  for(i=0; i<2; i++){
-    abJson[i] = (idxNum >> (GUSE_SHIFT + GCOL_LEFT + i)) & 1;
-  }
-  return dsCoGroupCursorRun(pCur, abJson, pzErr);
-}
-
-/*
-** xFilter of the CREATE form: resolve the inputs as they are now, check
-** that their columns are still those declared, run.
-*/
-static int dsCoGroupTableFilter(DsCoGroupCursor *pCur, int idxNum,
-                                char **pzErr){
-  DsCoGroupTable *pTab = pCur->pTab;
-  int abJson[2];
-  int i, rc;
-  rc = dsVtabTypedReopen(&pTab->typed, pCur->pConn->db, pCur->apIn, pzErr);
-  pCur->nKey = pTab->nKey;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    size_t nByte = sizeof(int) * (size_t)pTab->nKey;
-    pCur->aaiKey[i] = sqlite3_malloc64(nByte);
-    if( pCur->aaiKey[i]==0 ) return SQLITE_NOMEM;
-    memcpy(pCur->aaiKey[i], pTab->aaiKey[i], nByte);
-  }
-  if( rc!=SQLITE_OK ) return rc;
-  abJson[0] = (idxNum & GIDX_LEFT)!=0;
-  abJson[1] = (idxNum & GIDX_RIGHT)!=0;
-  return dsCoGroupCursorRun(pCur, abJson, pzErr);
-}
-
-static int dsCoGroupFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                           const char *idxStr, int argc,
-                           sqlite3_value **argv){
-  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pCursor;
-  char *zErr = 0;
-  int rc;
-  (void)idxStr;
-  dsCoGroupCursorReset(pCur);
-  pCur->pTab->typed.nActive++;
-  if( pCur->pTab->bTyped ){
-    rc = dsCoGroupTableFilter(pCur, idxNum, &zErr);
-  }else{
-    rc = dsCoGroupFunctionFilter(pCur, idxNum, argc, argv, &zErr);
-  }
-  pCur->pTab->typed.nActive--;
-  if( rc!=SQLITE_OK ){
-    rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
-    dsVtabSetError(pCursor->pVtab, zErr);
-  }
-  return rc;
-}
-
-static int dsCoGroupNextRow(sqlite3_vtab_cursor *pCursor){
-  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pCursor;
-  char *zErr = 0;
-  int rc;
-  pCur->pTab->typed.nActive++;
-  rc = dsCoGroupNext(pCur->pGroup, &zErr);
-  pCur->pTab->typed.nActive--;
-  pCur->iRowid++;
+static int dsCoGroupStep(DsVtabCursor *pVc, char **pzErr){
+  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pVc;
   pCur->bKeyDecoded = 0;
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
-  pCur->bEof = 1;
-  if( rc==SQLITE_DONE ) return SQLITE_OK;
-  rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
-  dsVtabSetError(pCursor->pVtab, zErr);
-  return rc;
-}
-
-static int dsCoGroupEof(sqlite3_vtab_cursor *pCursor){
-  return ((DsCoGroupCursor *)pCursor)->bEof;
+  return dsCoGroupNext(pCur->pGroup, pzErr);
 }
 
 /* The current key decoded into pCur->aVal; 0 for a NULL-key group. */
@@ -405,13 +220,8 @@ static int dsCoGroupKeyValues(DsCoGroupCursor *pCur){
 static void dsCoGroupKeyResult(DsCoGroupCursor *pCur, sqlite3_context *ctx){
   DsText txt;
   if( !dsCoGroupKeyValues(pCur) ) return;
-  if( pCur->nKey==1 ){
-    dsValueResult(ctx, &pCur->aVal[0]);
-    return;
-  }
   dsTextInit(&txt);
-  dsJsonArray(&txt, pCur->aVal, pCur->nKey);
-  dsTextResult(ctx, &txt, 1, DS_FUNC, "the JSON array of a key");
+  dsKeyResult(ctx, pCur->aVal, pCur->nKey, &txt, DS_FUNC);
   dsTextFree(&txt);
 }
 
@@ -425,18 +235,10 @@ static void dsCoGroupJsonResult(DsCoGroupCursor *pCur, sqlite3_context *ctx,
   }
 }
 
-static int dsCoGroupColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                           int iCol){
-  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pCursor;
-  if( pCur->pTab->bTyped ){
-    /* Key columns, then the four group columns, as in the table-valued
-    ** form from GCOL_LEFT on. */
-    if( iCol<pCur->nKey ){
-      if( dsCoGroupKeyValues(pCur) ) dsValueResult(ctx, &pCur->aVal[iCol]);
-      return SQLITE_OK;
-    }
-    iCol = iCol - pCur->nKey + GCOL_LEFT;
-  }
+/* A column of the table-valued form (the arguments are the skeleton's). */
+static int dsCoGroupFunctionColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
+                                   int iCol){
+  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pVc;
   switch( iCol ){
     case GCOL_KEY:
       dsCoGroupKeyResult(pCur, ctx);
@@ -445,24 +247,24 @@ static int dsCoGroupColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case GCOL_RIGHT:
       dsCoGroupJsonResult(pCur, ctx, iCol - GCOL_LEFT);
       break;
-    case GCOL_LEFT_COUNT:
-    case GCOL_RIGHT_COUNT:
+    default:
       sqlite3_result_int64(ctx,
           dsCoGroupCount(pCur->pGroup, iCol - GCOL_LEFT_COUNT));
       break;
-    default: {
-      sqlite3_value *pArg = pCur->apArg[iCol - GCOL_ARG0];
-      if( pArg ) sqlite3_result_value(ctx, pArg);
-      break;
-    }
   }
   return SQLITE_OK;
 }
 
-static int dsCoGroupRowid(sqlite3_vtab_cursor *pCursor,
-                          sqlite_int64 *pRowid){
-  *pRowid = ((DsCoGroupCursor *)pCursor)->iRowid;
-  return SQLITE_OK;
+/* A column of the CREATE form: the key columns, then the four group
+** columns, as in the table-valued form from GCOL_LEFT on. */
+static int dsCoGroupTableColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
+                                int iCol){
+  DsCoGroupCursor *pCur = (DsCoGroupCursor *)pVc;
+  if( iCol<pCur->nKey ){
+    if( dsCoGroupKeyValues(pCur) ) dsValueResult(ctx, &pCur->aVal[iCol]);
+    return SQLITE_OK;
+  }
+  return dsCoGroupFunctionColumn(pVc, ctx, iCol - pCur->nKey + GCOL_LEFT);
 }
 
 /* Does the argument constraint on column iCol plainly name one key column
@@ -487,24 +289,16 @@ static int dsIsSingleKeyLiteral(sqlite3_index_info *pInfo, int iCol){
   return 0;
 }
 
-static int dsCoGroupFunctionBestIndex(sqlite3_vtab *pVtab,
-                                      sqlite3_index_info *pInfo){
-  int mArg;
-  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsCoGroupArgSpec,
-                                   GCOL_ARG0, &mArg);
-  if( rc!=SQLITE_OK ) return rc;
+/* The table-valued form claims `ORDER BY key` for a single key column. */
+static void dsCoGroupFunctionOrder(DsVtab *pVt, sqlite3_index_info *pInfo){
   if( pInfo->nOrderBy==1
    && pInfo->aOrderBy[0].iColumn==GCOL_KEY
    && !pInfo->aOrderBy[0].desc
    && dsIsSingleKeyLiteral(pInfo, GCOL_ARG0 + 2)
    && dsIsSingleKeyLiteral(pInfo, GCOL_ARG0 + 3)
-   && dsTextOrderIsBinary(((DsCoGroupTable *)pVtab)->pConn->db) ){
+   && dsTextOrderIsBinary(pVt->pConn->db) ){
     pInfo->orderByConsumed = 1;
   }
-  pInfo->idxNum = mArg | (int)(pInfo->colUsed & 0x7) << GUSE_SHIFT;
-  pInfo->estimatedCost = 1e6;
-  pInfo->estimatedRows = 1000000;
-  return SQLITE_OK;
 }
 
 /*
@@ -525,58 +319,49 @@ static int dsCoGroupOrderHolds(const DsCoGroupTable *pTab,
     int iCol = pInfo->aOrderBy[i].iColumn;
     if( pInfo->aOrderBy[i].desc || iCol<0 || iCol>=pTab->nKey ) return 0;
     if( iCol>nDone ) return 0;
-    if( pTab->typed.apIn[0]->azColl[pTab->aaiKey[0][iCol]] ) return 0;
+    if( pTab->vt.typed.apIn[0]->azColl[pTab->aaiKey[0][iCol]] ) return 0;
     if( iCol==nDone ) nDone++;
   }
   return 1;
 }
 
-/*
-** The CREATE form takes no constraints: a query of it is the whole
-** coGroup, the same whatever the constraints.
-*/
-static int dsCoGroupTableBestIndex(sqlite3_vtab *pVtab,
-                                   sqlite3_index_info *pInfo){
-  DsCoGroupTable *pTab = (DsCoGroupTable *)pVtab;
+/* The CREATE form: the order of the groups, and whether `left` and
+** `right` are used, in idxNum. */
+static int dsCoGroupTableBestIndex(DsVtab *pVt, sqlite3_index_info *pInfo){
+  DsCoGroupTable *pTab = (DsCoGroupTable *)pVt;
   int idxNum = 0;
-  if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
   if( dsCoGroupOrderHolds(pTab, pInfo)
-   && dsTextOrderIsBinary(pTab->pConn->db) ){
+   && dsTextOrderIsBinary(pVt->pConn->db) ){
     idxNum |= GIDX_ORDERED;
     pInfo->orderByConsumed = 1;
   }
   if( dsVtabColUsed(pInfo->colUsed, pTab->nKey) ) idxNum |= GIDX_LEFT;
   if( dsVtabColUsed(pInfo->colUsed, pTab->nKey + 1) ) idxNum |= GIDX_RIGHT;
   pInfo->idxNum = idxNum;
-  pInfo->estimatedCost = 1e6;
-  pInfo->estimatedRows = 1000000;
   return SQLITE_OK;
 }
 
-static int dsCoGroupBestIndex(sqlite3_vtab *pVtab,
-                              sqlite3_index_info *pInfo){
-  if( ((DsCoGroupTable *)pVtab)->bTyped ){
-    return dsCoGroupTableBestIndex(pVtab, pInfo);
-  }
-  return dsCoGroupFunctionBestIndex(pVtab, pInfo);
-}
-
-static const sqlite3_module dsCoGroupModule = {
-  .iVersion = 0,
-  .xCreate = dsCoGroupConnect,
-  .xConnect = dsCoGroupConnect,
-  .xBestIndex = dsCoGroupBestIndex,
-  .xDisconnect = dsCoGroupDisconnect,
-  .xDestroy = dsCoGroupDisconnect,
-  .xOpen = dsCoGroupOpenCursor,
-  .xClose = dsCoGroupCloseCursor,
-  .xFilter = dsCoGroupFilter,
-  .xNext = dsCoGroupNextRow,
-  .xEof = dsCoGroupEof,
-  .xColumn = dsCoGroupColumn,
-  .xRowid = dsCoGroupRowid,
+static const DsVtabModule dsCoGroupModule = {
+  .args = { DS_FUNC, GROUP_N_ARG, GROUP_N_ARG, azArgName },
+  .zSchema = "CREATE TABLE x(key, \"left\", \"right\", left_count, "
+             "right_count, ds_left HIDDEN, ds_right HIDDEN, left_key HIDDEN, "
+             "right_key HIDDEN)",
+  .iArg0 = GCOL_ARG0,
+  .nUse = 3,
+  .nFunctionRows = 1000000,
+  .szTab = sizeof(DsCoGroupTable),
+  .szCur = sizeof(DsCoGroupCursor),
+  .xSetup = dsCoGroupSetup,
+  .xTableClear = dsCoGroupTableClear,
+  .xTableBestIndex = dsCoGroupTableBestIndex,
+  .xFunctionOrder = dsCoGroupFunctionOrder,
+  .xStart = dsCoGroupStart,
+  .xStep = dsCoGroupStep,
+  .xReset = dsCoGroupReset,
+  .xFunctionColumn = dsCoGroupFunctionColumn,
+  .xTableColumn = dsCoGroupTableColumn,
 };
 
 int dsRegisterCoGroupVtab(sqlite3 *db, DsConn *pConn){
-  return sqlite3_create_module(db, DS_FUNC, &dsCoGroupModule, pConn);
+  return dsVtabRegister(db, &dsCoGroupModule, pConn, 0);
 }

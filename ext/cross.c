@@ -24,8 +24,6 @@
 */
 #include "dataset_int.h"
 
-static const char *const azSide[2] = { "left", "right" };
-
 const char *const dsCrossHintName[DS_N_CROSS_HINT] = {
   "OPTIMIZER_CHOOSES", "FIRST_IS_SMALL", "SECOND_IS_SMALL"
 };
@@ -67,7 +65,6 @@ struct DsCross {
   DsRowBuf small;         /* its rows: in memory, then in a spill file */
   DsBlockCross loop;      /* the streamed side, block by block, with them */
   int bLoop;              /* loop is initialized */
-  int bDone;
   double tOut;            /* when pairing started */
 };
 
@@ -114,7 +111,7 @@ static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
       pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
           "streamed, whatever its size: a view or query, which the cross "
           "product does not count (a count would run it once more)",
-          zSmall, azSide[1 - p->iSmall]);
+          zSmall, dsSideName(1 - p->iSmall));
       sqlite3_free(zSmall);
     }
   }else{
@@ -123,7 +120,7 @@ static int dsCrossChooseFromSizes(DsCross *p, const DsCrossSpec *pSpec){
     zSmaller = dsSmallerSideText(sides.anRow, sides.abAtLeast, p->iSmall);
     if( zSmaller ){
       pOp->stats.zReason = sqlite3_mprintf("%s: it is buffered, the %s one "
-          "streamed", zSmaller, azSide[1 - p->iSmall]);
+          "streamed", zSmaller, dsSideName(1 - p->iSmall));
       sqlite3_free(zSmaller);
     }
   }
@@ -136,8 +133,8 @@ static int dsCrossChooseSide(DsCross *p, const DsCrossSpec *pSpec){
   if( pSpec->eHint!=DS_CROSS_OPTIMIZER ){
     p->iSmall = pSpec->eHint==DS_CROSS_FIRST_SMALL ? 0 : 1;
     pOp->stats.zReason = sqlite3_mprintf("as hinted: the %s input is "
-        "buffered, the %s one streamed", azSide[p->iSmall],
-        azSide[1 - p->iSmall]);
+        "buffered, the %s one streamed", dsSideName(p->iSmall),
+        dsSideName(1 - p->iSmall));
   }else{
     int rc = dsCrossChooseFromSizes(p, pSpec);
     if( rc!=SQLITE_OK ) return rc;
@@ -167,7 +164,7 @@ static int dsCrossReadSmall(DsCross *p){
   if( rc==SQLITE_DONE && p->small.pFile ){
     char *z = sqlite3_mprintf("; it did not fit in memory_limit (%lld "
         "bytes), so it was partly spilled to disk and read once per block "
-        "of the %s input", p->op.pConn->nMemLimit, azSide[1 - p->iSmall]);
+        "of the %s input", p->op.pConn->nMemLimit, dsSideName(1 - p->iSmall));
     rc = z ? dsCrossAddReason(p, z) : SQLITE_NOMEM;
     sqlite3_free(z);
   }
@@ -200,7 +197,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
                       pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCrossChooseSide(p, pSpec);
-  if( rc==SQLITE_OK ) dsProgressInputs(pOp, pSpec->apIn);
+  if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   if( rc==SQLITE_OK ) rc = dsCrossReadSmall(p);
   if( rc==SQLITE_OK ){
@@ -211,7 +208,7 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
   dsStatsPhase(&pOp->stats, DS_PHASE_BUILD, &t);
   p->tOut = t;
   if( rc!=SQLITE_OK ){
-    if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+    dsOpOpenFailed(pOp, rc, pzErr);
     dsCrossClose(p);
     return rc;
   }
@@ -225,23 +222,10 @@ int dsCrossOpen(DsConn *pConn, const DsCrossSpec *pSpec, DsCross **ppCross,
 */
 int dsCrossNext(DsCross *p, DsRow **ap, char **pzErr){
   int rc;
-  if( p->bDone ) return SQLITE_DONE;
+  if( p->op.bDone ) return SQLITE_DONE;
   dsOpStep(&p->op, "cross");
   rc = dsBlockCrossNext(&p->loop, &ap[1 - p->iSmall], &ap[p->iSmall]);
-  if( rc==SQLITE_ROW ){
-    p->op.stats.nOut++;
-    return rc;
-  }
-  p->bDone = 1;
-  /* One call on either path (dsOpErrMsg erases the line too): the
-  ** per-row path of this function saves no more registers for it. */
-  if( rc!=SQLITE_DONE ){
-    *pzErr = dsOpErrMsg(&p->op, rc);
-  }else{
-    p->op.stats.bComplete = 1;
-    dsOpEnded(&p->op);
-  }
-  return rc;
+  return dsOpNextTail(&p->op, rc, pzErr);
 }
 
 void dsCrossClose(DsCross *p){

@@ -6,26 +6,41 @@
 ** The pieces, one file each:
 **
 **   dataset.c     entry point, per-connection state, ds_version()
+**   errors.c      failures of the extension's own resources: the code and
+**                 message a statement ends with (dsStatementError)
 **   config.c      ds_config(): memory_limit, temp_dir, threads, strict_hints
 **   memory.c      the per-connection memory budget and the row arena
 **   row.c         the one row format, key hashing, key equality and order
-**   json.c        JSON text of values and rows
-**   input.c       dataset arguments (tables, views, queries), keys, readers
-**   hashtable.c   the chained hash table used by every hash strategy
+**   text.c        the text buffer DsText; text results within limits
+**   json.c        JSON text of values, keys and rows
+**   sqltext.c     SQL text helpers (lexing) and checks of text arguments
+**   input.c       dataset arguments (tables, views, queries), keys
+**   reader.c      reading an input's rows (DsReader, ds_input_row, the
+**                 wide path, keys first); the size of an input
+**   operator.c    the operator layer: DsOp, errors, the interrupt and
+**                 budget checks of operators, side names, hints and join
+**                 types, the choice of the side to build on
+**   spill.c       spill files: rows written once, read back in order
+**   rowbuf.c      row buffers (memory, then a spill file); block nested loop
+**   hashtable.c   the hash table (directory over slot-sorted rows) and the
+**                 Bloom filter used by every hash strategy
 **   hashjoin.c    BROADCAST_HASH_x and REPARTITION_HASH_x
 **   sort.c        sorting rows on their keys
 **   mergejoin.c   REPARTITION_SORT_MERGE
-**   join.c        the join driver: hints, join types, strategy choice
+**   join.c        the join driver: strict hints, readers, the strategy run
+**   plan.c        OPTIMIZER_CHOOSES's choice of strategy; ds_join_plan()
 **   stats.c       ds_last_stats() and the statistics of a run
 **   vtab_args.c   what the CREATE VIRTUAL TABLE forms share: name=value
 **                 arguments, typed two-input columns, placeholders
-**   join_vtab.c   the ds_join_hint module
+**   vtab.c        the one virtual-table skeleton serving every module
+**   join_vtab.c   the ds_join_hint module's descriptor and callbacks
+**   plan_vtab.c   the ds_join_plan module's
 **   aggregates.c  ds_first(), ds_min_by(), ds_max_by(); registers them all
 **   key_stats.c   ds_key_stats(): exact key counts, then sketches
 **   cogroup.c     coGroup: both sides sorted, merged into groups
-**   cogroup_vtab.c the ds_cogroup module
+**   cogroup_vtab.c the ds_cogroup module's descriptor and callbacks
 **   cross.c       cross product: a buffered side, a streamed side
-**   cross_vtab.c  the ds_cross module
+**   cross_vtab.c  the ds_cross module's descriptor and callbacks
 **   interrupt.c   interrupt checks of CPU-only loops, operator steps
 **   progress.c    the progress line of a long operator on standard error
 */
@@ -35,6 +50,7 @@
 #include "sqlite3ext.h"
 SQLITE_EXTENSION_INIT3
 
+#include <assert.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -87,11 +103,12 @@ struct DsConn {
                           ** memory (DsMem) that failed, until reported */
 };
 
-void dsConnFree(void *pConn);
+/* Failures of the extension's own resources (errors.c) */
 int dsSqliteError(DsConn *pConn, int rc);
 int dsStatementError(DsConn *pConn, const char *zFunc, int rc,
                      char **pzErr);
 void dsResultNoMem(sqlite3_context *ctx, const char *zFunc);
+
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
 
@@ -139,6 +156,8 @@ void dsProgressAdvance(DsProgress *p);
 void dsProgressCheck(DsProgress *p);
 void dsProgressKnowRows(DsConn *pConn, int iSide, i64 nRow);
 void dsProgressEnd(DsProgress *p);
+int dsProgressWantsRows(const DsProgress *p, int iSide);
+void dsProgressSetRows(DsProgress *p, int iSide, i64 nRow);
 void dsProgressFinish(DsOp *pOp);
 
 #ifdef DS_TEST_HOOKS
@@ -192,6 +211,7 @@ void dsArenaUndo(DsArena *p, void *pLast);
 ** on OOM.  Inline: every row read is allocated here. */
 static inline void *dsArenaAlloc(DsArena *p, i64 n){
   u8 *pRet;
+  assert( n>=0 );
   n = (n + 7) & ~(i64)7;
   if( p->pEnd - p->pFree < n ) return dsArenaGrow(p, n);
   pRet = p->pFree;
@@ -210,6 +230,7 @@ static inline void *dsArenaPeek(DsArena *p, i64 n){
   return p->pEnd - p->pFree >= n ? p->pFree : 0;
 }
 static inline void dsArenaCommit(DsArena *p, i64 m){
+  assert( m>=0 && p->pEnd - p->pFree >= ((m + 7) & ~(i64)7) );
   p->pFree += (m + 7) & ~(i64)7;
 }
 void dsArenaReset(DsArena *p);
@@ -369,6 +390,7 @@ static inline void dsDecoderStart(DsRowDecoder *p, const DsRow *pRow){
 
 /* Value i of the row (which has more than i values). */
 static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
+  assert( i>=0 && p->pRow!=0 );
   if( p->nDone<=i ){
     const u8 *z = p->pNext;
     int n = p->nDone;
@@ -388,6 +410,7 @@ static inline const DsValue *dsDecoderValue(DsRowDecoder *p, int i){
 ** not left decoded in aVal[].
 */
 static inline const DsValue *dsDecoderOne(DsRowDecoder *p, int i){
+  assert( i>=0 && p->pRow!=0 );
   if( p->nDone<=i && (p->pRow->flags & DS_ROW_NUMBERS) ){
     dsValueDecode(p->pRow->aData + DS_NUMBER_SIZE*(size_t)i, &p->aVal[i]);
     return &p->aVal[i];
@@ -474,7 +497,7 @@ static inline int dsRowKeyCompare(const DsRow *a, const DsRow *b){
 int dsRowGroupCompare(const DsRow *a, const DsRow *b);
 
 /*************************************************************************
-** JSON text (json.c)
+** Text (text.c) and JSON text (json.c)
 */
 #define DS_JSON_SUBTYPE 74    /* 'J': what SQLite's JSON functions return */
 
@@ -525,6 +548,24 @@ void dsJsonValue(DsText *pOut, const DsValue *pVal);
 void dsJsonString(DsText *pOut, const char *z, int n);
 
 /*************************************************************************
+** SQL text helpers (sqltext.c), used by input.c and vtab_args.c
+*/
+const char *dsSkipSpace(const char *z);
+int dsTailIsEmpty(const char *z);
+int dsKeyword(const char *z, const char *zKw);
+int dsQuotedLength(const char *z);
+int dsParseIdent(const char *z, char **pzOut);
+int dsParseName(const char *z, char **pzSchema, char **pzName);
+int dsLooksLikeStatement(const char *z);
+int dsIsQuery(const char *z);
+int dsIsBareQueryKeyword(const char *z);
+char *dsTrimEnd(const char *z, int n);
+char *dsUnwrapQuery(const char *zText);
+const char *dsTypeNoun(sqlite3_value *pVal);
+int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
+                   char **pzErr);
+
+/*************************************************************************
 ** Dataset inputs and keys (input.c)
 */
 typedef struct DsInput DsInput;
@@ -548,9 +589,6 @@ int dsInputKeys(const char *zFunc, const char *zArg, const DsInput *pIn,
                 const char *zSide, const char *zKeys, int *pnKey,
                 int **paiKey, char **pzErr);
 char *dsInputColumnList(const DsInput *pIn);
-const char *dsTypeNoun(sqlite3_value *pVal);
-int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
-                   char **pzErr);
 int dsInputFromValue(sqlite3 *db, const char *zFunc, const char *zSide,
                      sqlite3_value *pVal, DsInput **ppIn, char **pzErr);
 int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
@@ -559,13 +597,10 @@ int dsKeysFromValue(const char *zFunc, const char *zArg, const DsInput *pIn,
 int dsInputOpenPair(sqlite3 *db, const char *zFunc, sqlite3_value **apArg,
                     DsInput **apIn, int **aaiKey, int *pnKey, char **pzErr);
 int dsCheckKeyCounts(const char *zFunc, const int *anKey, char **pzErr);
+int dsIsNoMem(int rc);
+char *dsPrepareError(sqlite3 *db, const char *zFunc, const char *zSide,
+                     const char *zText, const char *zSql);
 
-/* SQL text helpers, shared with vtab_args.c */
-const char *dsSkipSpace(const char *z);
-int dsKeyword(const char *z, const char *zKw);
-int dsQuotedLength(const char *z);
-int dsParseIdent(const char *z, char **pzOut);
-int dsIsQuery(const char *z);
 
 /*
 ** A source of rows: an input being read, a spill file, a row buffer.
@@ -596,54 +631,28 @@ int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  DsSource **ppSrc, char **pzErr);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
-i64 dsInputStat1Count(sqlite3 *db, const DsInput *pIn);
-void dsProgressInputs(DsOp *pOp, DsInput *const apIn[2]);
 int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
 int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
                           const int *aiKey, int nPay, const int *aiPay,
                           i64 *pnBytes);
+i64 dsInputStat1Count(sqlite3 *db, const DsInput *pIn);
 int dsInputPlanColumns(const DsInput *pIn, int nKey, const int *aiKey,
                        int bAll, const u8 *aWant, int **paiSlot,
                        int **paiPay, int *pnPay);
 
 /* JSON of keys and rows (json.c) */
 void dsJsonArray(DsText *pOut, const DsValue *aVal, int n);
+void dsJsonKey(DsText *pOut, const DsValue *aVal, int nKey);
+void dsKeyResult(sqlite3_context *ctx, const DsValue *aVal, int nKey,
+                 DsText *pText, const char *zFunc);
 void dsJsonObject(DsText *pOut, const DsInput *pIn, const int *aiSlot,
                   const DsValue *aVal);
 
+
+
 /*************************************************************************
-** Hints, join types and the statistics of a run (join.c, stats.c)
+** The statistics of a run (stats.c)
 */
-#define DS_HINT_OPTIMIZER         0
-#define DS_HINT_BROADCAST_FIRST   1
-#define DS_HINT_BROADCAST_SECOND  2
-#define DS_HINT_REPARTITION_FIRST 3
-#define DS_HINT_REPARTITION_SECOND 4
-#define DS_HINT_SORT_MERGE        5
-#define DS_N_HINT                 6
-
-/* A join type is which sides keep their unmatched rows. */
-#define DS_KEEP_LEFT   0x01
-#define DS_KEEP_RIGHT  0x02
-#define DS_JOIN_INNER  0
-#define DS_JOIN_LEFT   DS_KEEP_LEFT
-#define DS_JOIN_RIGHT  DS_KEEP_RIGHT
-#define DS_JOIN_FULL   (DS_KEEP_LEFT | DS_KEEP_RIGHT)
-
-extern const char *const dsHintName[DS_N_HINT];
-extern const char *const dsJoinTypeName[4];
-
-int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
-                char **pzErr);
-int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
-                    char **pzErr);
-int dsParseHintText(const char *zFunc, const char *z, int *peHint,
-                    char **pzErr);
-int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
-                        char **pzErr);
-int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
-                      int eType, char **pzErr);
-
 /* Timing phases reported in ds_last_stats().ms */
 #define DS_PHASE_PLAN   0
 #define DS_PHASE_BUILD  1
@@ -679,6 +688,170 @@ double dsNowMs(void);
 void dsStatsPublish(DsConn *pConn, DsStats *p);
 void dsStatsClear(DsStats *p);
 int dsRegisterStats(sqlite3 *db, DsConn *pConn);
+
+/*************************************************************************
+** The operator layer (operator.c): the context every operator runs in,
+** the names of the sides, hints and join types, and the choice of the
+** side to build on.  Every operator and every lower layer (sort.c,
+** spill.c, rowbuf.c, hashtable.c) uses it; it calls none of them.
+*/
+/* The name of side i (0 or 1) in messages and statistics.  Inline: every
+** layer names sides, the lowest too. */
+static inline const char *dsSideName(int i){
+  assert( i==0 || i==1 );
+  return i ? "right" : "left";
+}
+
+#define DS_HINT_OPTIMIZER         0
+#define DS_HINT_BROADCAST_FIRST   1
+#define DS_HINT_BROADCAST_SECOND  2
+#define DS_HINT_REPARTITION_FIRST 3
+#define DS_HINT_REPARTITION_SECOND 4
+#define DS_HINT_SORT_MERGE        5
+#define DS_N_HINT                 6
+
+/* A join type is which sides keep their unmatched rows. */
+#define DS_KEEP_LEFT   0x01
+#define DS_KEEP_RIGHT  0x02
+#define DS_JOIN_INNER  0
+#define DS_JOIN_LEFT   DS_KEEP_LEFT
+#define DS_JOIN_RIGHT  DS_KEEP_RIGHT
+#define DS_JOIN_FULL   (DS_KEEP_LEFT | DS_KEEP_RIGHT)
+
+extern const char *const dsHintName[DS_N_HINT];
+extern const char *const dsJoinTypeName[4];
+
+int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
+                char **pzErr);
+int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
+                    char **pzErr);
+int dsParseHintText(const char *zFunc, const char *z, int *peHint,
+                    char **pzErr);
+int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
+                        char **pzErr);
+int dsCheckStrictHint(DsConn *pConn, const char *zFunc, int eHint,
+                      int eType, char **pzErr);
+
+/* The shape of a join hint's strategy (dsHintShape[eHint]): the side its
+** hash table is built on, -1 for none, and whether it partitions both
+** sides.  dsHashHint() is the hint of a hash strategy of that shape. */
+typedef struct DsHintShape DsHintShape;
+struct DsHintShape {
+  signed char iBuild;     /* 0 left, 1 right, -1 none */
+  signed char bRepartition;
+};
+extern const DsHintShape dsHintShape[DS_N_HINT];
+static inline int dsHashHint(int iBuild, int bRepartition){
+  assert( (iBuild==0 || iBuild==1) && (bRepartition==0 || bRepartition==1) );
+  return DS_HINT_BROADCAST_FIRST + iBuild + 2*bRepartition;
+}
+
+/*
+** A running operator: its connection, its share of the memory budget,
+** its statistics, its two inputs.  Strategies, sorts and spills take it.
+*/
+typedef struct DsOp DsOp;
+struct DsOp {
+  DsConn *pConn;
+  const char *zFunc;      /* for messages */
+  DsMem mem;
+  DsStats stats;
+  DsSource *apSrc[2];     /* left and right rows */
+  int eType;              /* DS_JOIN_* */
+  DsTicker tick;          /* interrupt checks; the step it is in */
+  char *zErr;             /* message of the operator's own last error */
+  int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
+  int nFreeFd;            /* spill files kept for reuse; -1: keep none */
+  int nFreeFdAlloc;       /* room in aFreeFd */
+  int *aFreeFd;           /* their descriptors, emptied (spill.c) */
+  int bDone;              /* the operator has handed out its last row */
+};
+
+int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
+             const char *zOperator);
+void dsOpFinish(DsOp *pOp);
+int dsOpCheckInterrupt(DsOp *pOp);
+int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
+char *dsOpErrMsg(DsOp *pOp, int rc);
+void dsOpEnded(DsOp *pOp);
+void dsOpProgressInputs(DsOp *pOp, DsInput *const apIn[2]);
+
+/* Call in CPU-only loops, once per row handled (dsOpTick) or with the
+** weight of the work done (dsOpTickN; see interrupt.c). */
+static inline int dsOpTick(DsOp *pOp){
+  return dsTickerTick(&pOp->tick, DS_TICK_ROW);
+}
+static inline int dsOpTickN(DsOp *pOp, u32 n){
+  return dsTickerTick(&pOp->tick, n);
+}
+/* The operator starts a step of its work (a static string). */
+static inline void dsOpStep(DsOp *pOp, const char *zStep){
+  dsTickerStep(&pOp->tick, zStep);
+}
+
+/*
+** The tails of an operator's open and next: the message of a failed
+** open (unless a reader already gave one); a row produced counted, or the
+** operator ended with SQLITE_DONE (complete, its progress line erased)
+** or an error, its message in *pzErr.
+*/
+static inline int dsOpOpenFailed(DsOp *pOp, int rc, char **pzErr){
+  if( *pzErr==0 ) *pzErr = dsOpErrMsg(pOp, rc);
+  return rc;
+}
+static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
+  assert( rc!=SQLITE_OK && !pOp->bDone );
+  if( rc==SQLITE_ROW ){
+    pOp->stats.nOut++;
+    return rc;
+  }
+  pOp->bDone = 1;
+  /* One call on either path (dsOpErrMsg erases the progress line too):
+  ** the per-row path of the caller saves no more registers for it. */
+  if( rc!=SQLITE_DONE ){
+    *pzErr = dsOpErrMsg(pOp, rc);
+  }else{
+    pOp->stats.bComplete = 1;
+    dsOpEnded(pOp);
+  }
+  return rc;
+}
+
+/* A hash table larger than this is taken not to stay in a CPU's cache:
+** its probes miss, where the table of one of 32 partitions does not.
+** On uni 1M x 1M (tables of about 60 MB) repartitioning was 1.25 times
+** faster than broadcasting, with no spill (docs/strategies.md). */
+#define DS_CACHE_BYTES ((i64)16 << 20)
+
+i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes);
+/*
+** What the choice of the side to build on (a join's hash table, a cross
+** product's buffer) knows of the two inputs.  The caller fills pOp,
+** apIn[], anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds
+** anRow[] and abAtLeast[], counting only what the choice needs: a view or
+** query by reading it ahead through pOp->apSrc[] (operator.c), which then
+** hands the rows read to the operator, so that it runs once.
+*/
+typedef struct DsSides DsSides;
+struct DsSides {
+  DsOp *pOp;              /* the operator, its readers open; or NULL */
+  DsInput *apIn[2];       /* left and right inputs */
+  i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
+  int nKey;               /* key columns carried per row (0: none) */
+  int anPay[2];           /* other columns carried per row, per side */
+  const int *aaiKey[2];   /* the key columns of each input */
+  const int *aaiPay[2];   /* the other columns carried, of each input */
+  i64 anCap[2];           /* count a view or query up to this many rows */
+  i64 anRow[2];           /* rows found, -1 when unknown */
+  int abAtLeast[2];       /* anRow[s] is only as far as the count went */
+  i64 anRowBytes[2];      /* bytes a row costs, as measured; 0: unknown */
+};
+int dsCountSides(DsConn *pConn, DsSides *p);
+int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
+char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
+                             i64 nBytes, const char *zWhat);
+int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
+char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*************************************************************************
 ** Equi-joins (join.c, hashtable.c, hashjoin.c, sort.c, mergejoin.c)
@@ -725,6 +898,26 @@ int dsJoinOpen(DsConn *pConn, const DsJoinSpec *pSpec, DsJoin **ppJoin,
 int dsJoinNext(DsJoin *p, DsRow **ap, char **pzErr);
 void dsJoinClose(DsJoin *p);
 
+/* OPTIMIZER_CHOOSES (plan.c) */
+int dsChooseStrategy(DsOp *pOp, const DsJoinSpec *pSpec,
+                     int *peStrategy, char **pzReason);
+
+/* The plan of a join, as ds_join_plan() shows it (plan.c). */
+typedef struct DsJoinPlan DsJoinPlan;
+struct DsJoinPlan {
+  int eStrategy;          /* DS_HINT_*, never OPTIMIZER_CHOOSES */
+  int iBuild;             /* the side built on; -1 for sort-merge */
+  i64 anRow[2];           /* rows of each input */
+  i64 nOutput;            /* rows the join would produce */
+  char *zTopKeys;         /* JSON: the keys producing the most rows */
+  i64 nMemory;            /* bytes the strategy would want */
+  char *zReason;          /* why, in words */
+};
+int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec, DsJoinPlan *p,
+                      char **pzErr);
+void dsJoinPlanClear(DsJoinPlan *p);
+
+
 /*
 ** A hash table of build rows (hashtable.c): one sub-table per list of
 ** rows it was made from, each a directory of slots (low bits of the hash)
@@ -750,7 +943,6 @@ struct DsHashTable {
 /* Bytes from one row of a table, or of an arena, to the next. */
 #define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
-typedef struct DsOp DsOp;
 int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
                      DsRow *const *apList, const i64 *anRow,
                      DsArena *const *apArena, DsOp *pOp);
@@ -761,6 +953,7 @@ i64 dsHashTableDirectoryBytes(const i64 *anRow, int nPart);
 ** *ppEnd (excluded), each DS_ROW_STRIDE() after the last. */
 static inline DsRow *dsHashTableSlot(const DsHashTable *p, int iPart, u64 h,
                                      const u8 **ppEnd){
+  assert( iPart>=0 && iPart<p->nPart );
   const DsHashPart *pPart = &p->aPart[iPart];
   const i64 *pOff = &pPart->aOff[h & pPart->mask];
   *ppEnd = pPart->aRow + pOff[1];
@@ -808,6 +1001,7 @@ static inline u64 dsBloomWordBits(u64 h){
 }
 
 static inline void dsBloomAdd(DsBloom *p, u64 hash){
+  assert( p->aWord!=0 );
   p->aWord[(hash >> 18) & p->mask] |= dsBloomWordBits(hash);
 }
 
@@ -816,82 +1010,11 @@ static inline int dsBloomMayHave(const DsBloom *p, u64 hash){
   return (p->aWord[(hash >> 18) & p->mask] & bits)==bits;
 }
 
-/*
-** A running operator: its connection, its share of the memory budget,
-** its statistics, its two inputs.  Strategies, sorts and spills take it.
-*/
-struct DsOp {
-  DsConn *pConn;
-  const char *zFunc;      /* for messages */
-  DsMem mem;
-  DsStats stats;
-  DsSource *apSrc[2];     /* left and right rows */
-  int eType;              /* DS_JOIN_* */
-  DsTicker tick;          /* interrupt checks; the step it is in */
-  char *zErr;             /* message of the operator's own last error */
-  int nSpillBuf;          /* I/O buffer per spill file; 0: the default */
-  int nFreeFd;            /* spill files kept for reuse; -1: keep none */
-  int nFreeFdAlloc;       /* room in aFreeFd */
-  int *aFreeFd;           /* their descriptors, emptied (spill.c) */
-};
-
-int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
-             const char *zOperator);
-void dsOpFinish(DsOp *pOp);
-int dsOpCheckInterrupt(DsOp *pOp);
-int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
-char *dsOpErrMsg(DsOp *pOp, int rc);
-void dsOpEnded(DsOp *pOp);
-
-/* Call in CPU-only loops, once per row handled (dsOpTick) or with the
-** weight of the work done (dsOpTickN; see interrupt.c). */
-static inline int dsOpTick(DsOp *pOp){
-  return dsTickerTick(&pOp->tick, DS_TICK_ROW);
-}
-static inline int dsOpTickN(DsOp *pOp, u32 n){
-  return dsTickerTick(&pOp->tick, n);
-}
-/* The operator starts a step of its work (a static string). */
-static inline void dsOpStep(DsOp *pOp, const char *zStep){
-  dsTickerStep(&pOp->tick, zStep);
-}
 
 int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
                    DsPairIter **ppIter);
 int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter);
 
-/* Plans (plan.c) */
-int dsChooseStrategy(DsOp *pOp, const DsJoinSpec *pSpec,
-                     int *peStrategy, char **pzReason);
-
-/*
-** What the choice of the side to build on (a join's hash table, a cross
-** product's buffer) knows of the two inputs.  The caller fills pOp,
-** apIn[], anRowHint[], nKey, anPay[] and anCap[]; dsCountSides() finds
-** anRow[] and abAtLeast[], counting only what the choice needs: a view or
-** query by reading it ahead through pOp->apSrc[] (plan.c), which then
-** hands the rows read to the operator, so that it runs once.
-*/
-typedef struct DsSides DsSides;
-struct DsSides {
-  DsOp *pOp;              /* the operator, its readers open; or NULL */
-  DsInput *apIn[2];       /* left and right inputs */
-  i64 anRowHint[2];       /* rows of each if known beforehand, else -1 */
-  int nKey;               /* key columns carried per row (0: none) */
-  int anPay[2];           /* other columns carried per row, per side */
-  const int *aaiKey[2];   /* the key columns of each input */
-  const int *aaiPay[2];   /* the other columns carried, of each input */
-  i64 anCap[2];           /* count a view or query up to this many rows */
-  i64 anRow[2];           /* rows found, -1 when unknown */
-  int abAtLeast[2];       /* anRow[s] is only as far as the count went */
-  i64 anRowBytes[2];      /* bytes a row costs, as measured; 0: unknown */
-};
-int dsCountSides(DsConn *pConn, DsSides *p);
-int dsSmallBesideQuery(DsConn *pConn, const DsSides *p, i64 *pnBytes);
-char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
-                             i64 nBytes, const char *zWhat);
-int dsSmallerSide(const i64 *anRow, const int *abAtLeast);
-char *dsSmallerSideText(const i64 *anRow, const int *abAtLeast, int iSmall);
 
 /*
 ** Spill files (spill.c): a temporary file of rows in the row format,
@@ -906,7 +1029,6 @@ int dsSpillWrite(DsSpill *p, const DsRow *pRow);
 int dsSpillRewind(DsSpill *p);
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 void dsSpillClose(DsSpill *p);
-void dsSpillPoolClose(DsOp *pOp);
 i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
@@ -1048,15 +1170,79 @@ void dsVtabSetError(sqlite3_vtab *pVtab, char *zMsg);
 int dsVtabColUsed(u64 mUsed, int iCol);
 
 /*************************************************************************
+** The virtual-table skeleton (vtab.c): one set of methods serves every
+** module, driven by the module's descriptor.  A module's table and cursor
+** structs start with a DsVtab and a DsVtabCursor.
+*/
+#define DS_VTAB_MAX_ARG   6   /* arguments of a module at most */
+#define DS_VTAB_USE_SHIFT 8   /* idxNum bit of the first output column used
+                              ** (table-valued form; bits 0-5: arguments) */
+
+typedef struct DsVtabModule DsVtabModule;
+typedef struct DsVtab DsVtab;
+typedef struct DsVtabCursor DsVtabCursor;
+
+struct DsVtab {
+  sqlite3_vtab base;
+  const DsVtabModule *pMod;
+  DsConn *pConn;
+  int bTyped;             /* the CREATE VIRTUAL TABLE form */
+  DsVtabTyped typed;      /* that form: name, inputs as declared, nActive */
+};
+
+struct DsVtabCursor {
+  sqlite3_vtab_cursor base;
+  /* xColumn of the form: a pointer, so that the two stay apart and the
+  ** CREATE form's small one is not weighed down by the JSON one. */
+  int (*xColumn)(DsVtabCursor *, sqlite3_context *, int);
+  DsConn *pConn;
+  DsVtab *pTab;
+  sqlite3_value *apArg[DS_VTAB_MAX_ARG];  /* the arguments (hidden columns) */
+  DsInput *apIn[2];       /* the inputs of the run */
+  i64 iRowid;
+  int bEof;
+};
+
+/* A module: see vtab.c for how each member is used. */
+struct DsVtabModule {
+  DsVtabArgSpec args;     /* name and arguments */
+  const char *zSchema;    /* the table-valued form's schema */
+  int iArg0;              /* its first hidden (argument) column */
+  int nUse;               /* its output columns recorded in idxNum */
+  i64 nFunctionRows;      /* its estimatedRows */
+  i64 iRowid0;            /* rowid of the first row */
+  size_t szTab, szCur;    /* sizes of the module's table and cursor */
+  int bColUsedIdxStr;     /* CREATE form: colUsed goes to idxStr, as hex */
+  /* The CREATE form; xSetup NULL: the module has none. */
+  int (*xSetup)(sqlite3 *, DsVtab *, char **azValue, int bCreating,
+                char **pzErr);
+  void (*xTableClear)(DsVtab *);                              /* or NULL */
+  int (*xTableBestIndex)(DsVtab *, sqlite3_index_info *);     /* or NULL */
+  void (*xFunctionOrder)(DsVtab *, sqlite3_index_info *);     /* or NULL */
+  /* A run: open the operator (aArg NULL for the CREATE form, whose
+  ** inputs are in the cursor already), step it (SQLITE_ROW, SQLITE_DONE,
+  ** or an error with *pzErr), release what the run set up. */
+  int (*xStart)(DsVtabCursor *, int idxNum, const char *idxStr,
+                sqlite3_value **aArg, char **pzErr);
+  int (*xStep)(DsVtabCursor *, char **pzErr);
+  void (*xReset)(DsVtabCursor *);
+  void (*xCursorClear)(DsVtabCursor *);                       /* or NULL */
+  int (*xFunctionColumn)(DsVtabCursor *, sqlite3_context *, int);
+  int (*xTableColumn)(DsVtabCursor *, sqlite3_context *, int);
+};
+
+int dsVtabRegister(sqlite3 *db, const DsVtabModule *pMod, DsConn *pConn,
+                   void (*xFreeConn)(void *));
+
+/*************************************************************************
 ** Modules and functions
 */
-int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn);
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn,
+                       void (*xFreeConn)(void *));
 int dsRegisterPlan(sqlite3 *db, DsConn *pConn);
 int dsRegisterAggregates(sqlite3 *db, DsConn *pConn);
 
-/* ds_key_stats(), registered by dsRegisterAggregates() (key_stats.c) */
-void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-void dsKeyStatsFinal(sqlite3_context *ctx);
+int dsRegisterKeyStats(sqlite3 *db, DsConn *pConn);   /* key_stats.c */
 
 /* Flags newer SQLite headers define; older SQLite ignores unknown bits. */
 #ifndef SQLITE_RESULT_SUBTYPE

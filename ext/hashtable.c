@@ -33,8 +33,8 @@
 ** the extension keeps no writable static data, see concurrency.test). */
 static const i64 aNoOffsets[2] = { 0, 0 };
 
-/* Slots for n rows: a power of two, at least n.  Without a loop: the
-** hash join asks this for every build row it reads (dsHashOverBudget). */
+/* Slots for n rows: a power of two, at least n.  Without a loop: a
+** caller may ask for the directory's size at every row it adds. */
 static i64 dsHashSlots(i64 n){
   if( n<=1 ) return 1;
   return (i64)1 << (64 - __builtin_clzll((u64)(n - 1)));
@@ -69,6 +69,8 @@ static int dsHashPartBuild(DsHashPart *pPart, DsMem *pMem, DsRow *pList,
   pPart->mask = (u64)nSlot - 1;
   /* Count the bytes of each slot, then make the counts start offsets. */
   for(pRow=pList; pRow; pRow=pRow->pNext){
+    /* A row with a NULL key never enters a table (hashjoin.c). */
+    assert( (pRow->flags & DS_ROW_NULLKEY)==0 );
     aOff[(pRow->hash & pPart->mask) + 1] += DS_ROW_STRIDE(pRow);
   }
   for(s=0; s<nSlot; s++) aOff[s+1] += aOff[s];

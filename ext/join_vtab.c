@@ -1,10 +1,8 @@
 /*
 ** join_vtab.c: the ds_join_hint module, the SQL face of the equi-join.
 **
-** One module, two forms; xCreate is xConnect, which makes the module both
-** an eponymous table-valued function and a CREATE VIRTUAL TABLE module,
-** and dsVtabIsFunctionForm() tells the two apart (argc, and whether a
-** CREATE of that name is running).
+** One module, two forms, served by the virtual-table skeleton (vtab.c)
+** from the descriptor at the end of this file.
 **
 ** Table-valued form (argc 3, the table named as the module):
 **
@@ -48,9 +46,6 @@
 #define DS_N_ARG        6
 #define DS_N_REQUIRED   4
 
-/* idxNum bits for the output columns used */
-#define JUSE_SHIFT      8
-
 /* idxNum bit of the virtual-table form: the plan consumes the ORDER BY */
 #define JIDX_ORDERED    0x01
 /* idxNum bit of the virtual-table form: the statement has a LIMIT that
@@ -61,23 +56,14 @@
 /* Rows assumed for an input whose size cannot be found out. */
 #define DS_DEFAULT_ROWS 1000000
 
-
 static const char *const azArgName[DS_N_ARG] = {
   "left", "right", "left_key", "right_key", "hint", "join_type"
-};
-static const char *const azSide[2] = { "left", "right" };
-
-static const DsVtabArgSpec dsJoinArgSpec = {
-  DS_FUNC, DS_N_ARG, DS_N_REQUIRED, azArgName
 };
 
 typedef struct DsJoinTable DsJoinTable;
 struct DsJoinTable {
-  sqlite3_vtab base;
-  DsConn *pConn;
-  int bTyped;             /* the CREATE VIRTUAL TABLE form */
-  /* The rest is for the CREATE VIRTUAL TABLE form only. */
-  DsVtabTyped typed;      /* name, inputs as declared, placeholder */
+  DsVtab vt;
+  /* The CREATE VIRTUAL TABLE form only. */
   int nKey;
   int *aaiKey[2];         /* key columns of each input */
   int eHint;              /* DS_HINT_* */
@@ -102,14 +88,7 @@ struct DsJsonCache {
 
 typedef struct DsJoinCursor DsJoinCursor;
 struct DsJoinCursor {
-  sqlite3_vtab_cursor base;
-  /* xColumn of the form: a pointer, so that the two stay apart and the
-  ** typed form's small one is not weighed down by the JSON one. */
-  int (*xColumn)(DsJoinCursor *, sqlite3_context *, int);
-  DsConn *pConn;
-  DsJoinTable *pTab;
-  sqlite3_value *apArg[DS_N_ARG];   /* the arguments, for hidden columns */
-  DsInput *apIn[2];
+  DsVtabCursor vc;        /* arguments, inputs, rowid */
   int nKey;
   int *aaiKey[2];
   int anPay[2];
@@ -123,41 +102,12 @@ struct DsJoinCursor {
   DsRowDecoder aDec[2];   /* the values of apRow[i], as asked for */
   DsText text;            /* reused for JSON text */
   DsJsonCache aJson[2];   /* the last JSON object made of each side */
-  i64 iRowid;
-  int bEof;
 };
 
-static void dsJoinTableFree(DsJoinTable *pTab){
-  if( pTab ){
-    dsVtabTypedClear(&pTab->typed);
-    sqlite3_free(pTab->aaiKey[0]);
-    sqlite3_free(pTab->aaiKey[1]);
-    sqlite3_free(pTab);
-  }
-}
-
-static DsJoinTable *dsJoinTableNew(DsConn *pConn){
-  DsJoinTable *pTab = sqlite3_malloc64(sizeof(DsJoinTable));
-  if( pTab ){
-    memset(pTab, 0, sizeof(*pTab));
-    pTab->pConn = pConn;
-  }
-  return pTab;
-}
-
-/* The table-valued form: a fixed schema, the arguments hidden. */
-static int dsJoinConnectFunction(sqlite3 *db, DsConn *pConn,
-                                 sqlite3_vtab **ppVtab){
-  DsJoinTable *pTab;
-  int rc = sqlite3_declare_vtab(db,
-      "CREATE TABLE x(key, \"left\", \"right\", ds_left HIDDEN, "
-      "ds_right HIDDEN, left_key HIDDEN, right_key HIDDEN, hint HIDDEN, "
-      "join_type HIDDEN)");
-  if( rc!=SQLITE_OK ) return rc;
-  pTab = dsJoinTableNew(pConn);
-  if( pTab==0 ) return SQLITE_NOMEM;
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
+static void dsJoinTableClear(DsVtab *pVt){
+  DsJoinTable *pTab = (DsJoinTable *)pVt;
+  sqlite3_free(pTab->aaiKey[0]);
+  sqlite3_free(pTab->aaiKey[1]);
 }
 
 /*
@@ -165,18 +115,19 @@ static int dsJoinConnectFunction(sqlite3 *db, DsConn *pConn,
 ** resolve the inputs and keys, parse hint and join type, declare the
 ** columns.  *pzErr says what is wrong.
 */
-static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
-                            int bCreating, char **pzErr){
+static int dsJoinSetup(sqlite3 *db, DsVtab *pVt, char **azValue,
+                       int bCreating, char **pzErr){
+  DsJoinTable *pTab = (DsJoinTable *)pVt;
   int anKey[2] = {0, 0};
   char *zWord = 0;
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, DS_FUNC, azSide[i], azValue[i],
-                     &pTab->typed.apIn[i], pzErr);
+    rc = dsInputOpen(db, DS_FUNC, dsSideName(i), azValue[i],
+                     &pVt->typed.apIn[i], pzErr);
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pTab->typed.apIn[i],
-                     azSide[i], azValue[2+i], &anKey[i], &pTab->aaiKey[i],
+    rc = dsInputKeys(DS_FUNC, azArgName[2+i], pVt->typed.apIn[i],
+                     dsSideName(i), azValue[2+i], &anKey[i], &pTab->aaiKey[i],
                      pzErr);
   }
   if( rc==SQLITE_OK ) rc = dsCheckKeyCounts(DS_FUNC, anKey, pzErr);
@@ -199,92 +150,23 @@ static int dsJoinTableSetup(sqlite3 *db, DsJoinTable *pTab, char **azValue,
   /* strict_hints is checked again by every query; a CREATE that it would
   ** refuse is refused at once. */
   if( rc==SQLITE_OK && bCreating ){
-    rc = dsCheckStrictHint(pTab->pConn, DS_FUNC, pTab->eHint, pTab->eType,
+    rc = dsCheckStrictHint(pVt->pConn, DS_FUNC, pTab->eHint, pTab->eType,
                            pzErr);
   }
   if( rc==SQLITE_OK ){
-    rc = dsVtabDeclarePair(db, DS_FUNC, pTab->typed.zName, pTab->typed.apIn,
+    rc = dsVtabDeclarePair(db, DS_FUNC, pVt->typed.zName, pVt->typed.apIn,
                            pzErr);
   }
   return rc;
 }
 
-/*
-** The CREATE VIRTUAL TABLE form.  While the table is being created, any
-** error fails the CREATE.  When an existing table is reconnected, an
-** error (an input dropped since, say) must not fail: the table could then
-** not even be dropped.  It gets a placeholder schema instead, and its
-** queries report the error.
-*/
-static int dsJoinConnectTable(sqlite3 *db, DsConn *pConn, int argc,
-                              const char *const *argv,
-                              sqlite3_vtab **ppVtab, char **pzErr){
-  char *azValue[DS_N_ARG];
-  char *zErr = 0;
-  int bCreating = dsVtabIsCreating(db, argv[1], argv[2]);
-  DsJoinTable *pTab = dsJoinTableNew(pConn);
-  int rc;
-  if( pTab==0 ) return SQLITE_NOMEM;
-  pTab->bTyped = 1;
-  rc = dsVtabTypedInit(&pTab->typed, DS_FUNC, argv[1], argv[2]);
-  if( rc==SQLITE_OK ){
-    rc = dsVtabArgsParse(&dsJoinArgSpec, argc - 3, argv + 3, azValue, &zErr);
-  }
-  if( rc==SQLITE_OK ){
-    rc = dsJoinTableSetup(db, pTab, azValue, bCreating, &zErr);
-    dsVtabArgsFree(&dsJoinArgSpec, azValue);
-  }
-  rc = dsVtabTypedConnected(db, &pTab->typed, rc, bCreating, &zErr);
-  if( rc!=SQLITE_OK ){
-    rc = dsStatementError(pConn, DS_FUNC, rc, &zErr);
-    dsJoinTableFree(pTab);
-    *pzErr = zErr;
-    return rc;
-  }
-  *ppVtab = &pTab->base;
-  return SQLITE_OK;
-}
-
-static int dsJoinConnect(sqlite3 *db, void *pAux, int argc,
-                         const char *const *argv, sqlite3_vtab **ppVtab,
-                         char **pzErr){
-  DsConn *pConn = (DsConn *)pAux;
-  if( dsVtabIsFunctionForm(db, argc, argv) ){
-    return dsJoinConnectFunction(db, pConn, ppVtab);
-  }
-  return dsJoinConnectTable(db, pConn, argc, argv, ppVtab, pzErr);
-}
-
-static int dsJoinDisconnect(sqlite3_vtab *pVtab){
-  dsJoinTableFree((DsJoinTable *)pVtab);
-  return SQLITE_OK;
-}
-
-static int dsJoinTableColumn(DsJoinCursor *, sqlite3_context *, int);
-static int dsJoinFunctionColumn(DsJoinCursor *, sqlite3_context *, int);
-
-static int dsJoinOpenCursor(sqlite3_vtab *pVtab,
-                            sqlite3_vtab_cursor **ppCur){
-  DsJoinTable *pTab = (DsJoinTable *)pVtab;
-  DsJoinCursor *pCur = sqlite3_malloc64(sizeof(DsJoinCursor));
-  if( pCur==0 ) return SQLITE_NOMEM;
-  memset(pCur, 0, sizeof(*pCur));
-  pCur->pConn = pTab->pConn;
-  pCur->pTab = pTab;
-  pCur->xColumn = pTab->bTyped ? dsJoinTableColumn : dsJoinFunctionColumn;
-  pCur->bEof = 1;
-  *ppCur = &pCur->base;
-  return SQLITE_OK;
-}
-
-/* Release what one xFilter set up. */
-static void dsJoinCursorReset(DsJoinCursor *pCur){
+/* Release what one run set up. */
+static void dsJoinReset(DsVtabCursor *pVc){
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
   int i;
   dsJoinClose(pCur->pJoin);
   pCur->pJoin = 0;
   for(i=0; i<2; i++){
-    dsInputFree(pCur->apIn[i]);
-    pCur->apIn[i] = 0;
     sqlite3_free(pCur->aaiKey[i]);
     sqlite3_free(pCur->aaiPay[i]);
     sqlite3_free(pCur->aaiSlot[i]);
@@ -297,27 +179,18 @@ static void dsJoinCursorReset(DsJoinCursor *pCur){
   sqlite3_free(pCur->aColSlot);
   pCur->aColSlot = 0;
   pCur->nColSlot = 0;
-  for(i=0; i<DS_N_ARG; i++){
-    sqlite3_value_free(pCur->apArg[i]);
-    pCur->apArg[i] = 0;
-  }
   pCur->aJson[0].bValid = pCur->aJson[1].bValid = 0;
   pCur->nKey = 0;
-  pCur->bEof = 1;
-  pCur->iRowid = 0;
 }
 
-static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
+static void dsJoinCursorClear(DsVtabCursor *pVc){
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
   int i;
-  dsJoinCursorReset(pCur);
   dsTextFree(&pCur->text);
   for(i=0; i<2; i++){
     dsTextFree(&pCur->aJson[i].json);
     sqlite3_free(pCur->aJson[i].aImg);
   }
-  sqlite3_free(pCur);
-  return SQLITE_OK;
 }
 
 /*
@@ -326,7 +199,7 @@ static int dsJoinCloseCursor(sqlite3_vtab_cursor *pCursor){
 */
 static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bAll,
                              const u8 *aWant){
-  return dsInputPlanColumns(pCur->apIn[iSide], pCur->nKey,
+  return dsInputPlanColumns(pCur->vc.apIn[iSide], pCur->nKey,
                             pCur->aaiKey[iSide], bAll, aWant,
                             &pCur->aaiSlot[iSide], &pCur->aaiPay[iSide],
                             &pCur->anPay[iSide]);
@@ -338,8 +211,8 @@ static int dsJoinPlanColumns(DsJoinCursor *pCur, int iSide, int bAll,
 ** output row, is one lookup.
 */
 static int dsJoinMapColumns(DsJoinCursor *pCur){
-  int nLeft = pCur->apIn[0]->nCol;
-  int n = nLeft + pCur->apIn[1]->nCol;
+  int nLeft = pCur->vc.apIn[0]->nCol;
+  int n = nLeft + pCur->vc.apIn[1]->nCol;
   int iCol;
   pCur->aColSlot = sqlite3_malloc64(sizeof(int) * (size_t)n);
   if( pCur->aColSlot==0 ) return SQLITE_NOMEM;
@@ -352,10 +225,7 @@ static int dsJoinMapColumns(DsJoinCursor *pCur){
   return SQLITE_OK;
 }
 
-/*
-** With inputs, keys and carried columns set up: start the join and move
-** to its first pair.
-*/
+/* With inputs, keys and carried columns set up: start the join. */
 static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
                            int bWantOrder, int bLimit, char **pzErr){
   DsJoinSpec spec;
@@ -369,7 +239,7 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   memset(&spec, 0, sizeof(spec));
   spec.zFunc = DS_FUNC;
   for(i=0; i<2; i++){
-    spec.apIn[i] = pCur->apIn[i];
+    spec.apIn[i] = pCur->vc.apIn[i];
     spec.aaiKey[i] = pCur->aaiKey[i];
     spec.anPay[i] = pCur->anPay[i];
     spec.aaiPay[i] = pCur->aaiPay[i];
@@ -382,70 +252,47 @@ static int dsJoinCursorRun(DsJoinCursor *pCur, int eHint, int eType,
   /* No row counts: the join counts the inputs as they are now, reading a
   ** view or query ahead (plan.c), for either form. */
   spec.anRowHint[0] = spec.anRowHint[1] = -1;
-  rc = dsJoinOpen(pCur->pConn, &spec, &pCur->pJoin, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  pCur->bEof = 0;
-  rc = dsJoinNext(pCur->pJoin, pCur->apRow, pzErr);
-  if( rc==SQLITE_ROW ){
-    dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
-    dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
-    return SQLITE_OK;
-  }
-  if( rc==SQLITE_DONE ){
-    pCur->bEof = 1;
-    return SQLITE_OK;
-  }
-  return rc;
-}
-
-/* xFilter of the table-valued form: the arguments come in argv. */
-static int dsJoinFunctionFilter(DsJoinCursor *pCur, int idxNum, int argc,
-                                sqlite3_value **argv, char **pzErr){
-  sqlite3_value *aArg[DS_N_ARG];
-  int eHint = 0, eType = 0;
-  int i, rc = SQLITE_OK;
-
-  dsVtabFunctionArgs(idxNum, argc, argv, DS_N_ARG, aArg);
-  for(i=0; i<DS_N_ARG; i++){
-    if( aArg[i] ){
-      pCur->apArg[i] = sqlite3_value_dup(aArg[i]);
-      if( pCur->apArg[i]==0 ) return SQLITE_NOMEM;
-    }
-  }
-  rc = dsInputOpenPair(pCur->pConn->db, DS_FUNC, aArg, pCur->apIn,
-                       pCur->aaiKey, &pCur->nKey, pzErr);
-  if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &eHint, pzErr);
-  if( rc==SQLITE_OK ) rc = dsParseJoinType(DS_FUNC, aArg[5], &eType, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-
-  pCur->bWantKey = (idxNum >> JUSE_SHIFT) & 1;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsJoinPlanColumns(pCur, i, (idxNum >> (JUSE_SHIFT + 1 + i)) & 1, 0);
-  }
-  if( rc!=SQLITE_OK ) return rc;
-  return dsJoinCursorRun(pCur, eHint, eType, 0, 0, pzErr);
+  return dsJoinOpen(pCur->vc.pConn, &spec, &pCur->pJoin, pzErr);
 }
 
 /*
-** xFilter of the CREATE form: resolve the inputs as they are now, check
-** that their columns are still those declared, carry the columns the
-** statement uses (the colUsed mask in idxStr), run.
+** Start a run.  The table-valued form's inputs, keys, hint and join type
+** come from its arguments aArg, and idxNum says which output columns are
+** used.  The CREATE form's inputs are set up; it carries the columns the
+** statement uses (the colUsed mask in idxStr), and idxNum says whether
+** the plan consumes the ORDER BY.
 */
-static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
-                             const char *idxStr, char **pzErr){
-  DsJoinTable *pTab = pCur->pTab;
+static int dsJoinStartRun(DsVtabCursor *pVc, int idxNum, const char *idxStr,
+                          sqlite3_value **aArg, char **pzErr){
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
+  DsJoinTable *pTab = (DsJoinTable *)pVc->pTab;
   u8 *aaWant[2];
-  int i, rc;
+  int eHint = 0, eType = 0;
+  int i, rc = SQLITE_OK;
 
-  rc = dsVtabTypedReopen(&pTab->typed, pCur->pConn->db, pCur->apIn, pzErr);
+  if( aArg ){
+    rc = dsInputOpenPair(pVc->pConn->db, DS_FUNC, aArg, pVc->apIn,
+                         pCur->aaiKey, &pCur->nKey, pzErr);
+    if( rc==SQLITE_OK ) rc = dsParseHint(DS_FUNC, aArg[4], &eHint, pzErr);
+    if( rc==SQLITE_OK ) rc = dsParseJoinType(DS_FUNC, aArg[5], &eType, pzErr);
+    if( rc!=SQLITE_OK ) return rc;
+    pCur->bWantKey = (idxNum >> DS_VTAB_USE_SHIFT) & 1;
+    for(i=0; i<2 && rc==SQLITE_OK; i++){
+      rc = dsJoinPlanColumns(pCur, i,
+                             (idxNum >> (DS_VTAB_USE_SHIFT + 1 + i)) & 1, 0);
+    }
+    if( rc!=SQLITE_OK ) return rc;
+    return dsJoinCursorRun(pCur, eHint, eType, 0, 0, pzErr);
+  }
+
   pCur->nKey = pTab->nKey;
-  for(i=0; i<2 && rc==SQLITE_OK; i++){
+  for(i=0; i<2; i++){
     size_t nByte = sizeof(int) * (size_t)pTab->nKey;
     pCur->aaiKey[i] = sqlite3_malloc64(nByte);
     if( pCur->aaiKey[i]==0 ) return SQLITE_NOMEM;
     memcpy(pCur->aaiKey[i], pTab->aaiKey[i], nByte);
   }
-  if( rc==SQLITE_OK ) rc = dsVtabTypedWanted(&pTab->typed, idxStr, aaWant);
+  rc = dsVtabTypedWanted(&pTab->vt.typed, idxStr, aaWant);
   if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     rc = dsJoinPlanColumns(pCur, i, 0, aaWant[i]);
@@ -459,49 +306,14 @@ static int dsJoinTableFilter(DsJoinCursor *pCur, int idxNum,
                          (idxNum & JIDX_LIMIT)!=0, pzErr);
 }
 
-static int dsJoinFilter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                        const char *idxStr, int argc, sqlite3_value **argv){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
-  char *zErr = 0;
-  int rc;
-  dsJoinCursorReset(pCur);
-  pCur->pTab->typed.nActive++;
-  if( pCur->pTab->bTyped ){
-    rc = dsJoinTableFilter(pCur, idxNum, idxStr, &zErr);
-  }else{
-    rc = dsJoinFunctionFilter(pCur, idxNum, argc, argv, &zErr);
-  }
-  pCur->pTab->typed.nActive--;
-  if( rc!=SQLITE_OK ){
-    rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
-    dsVtabSetError(pCursor->pVtab, zErr);
-    return rc;
-  }
-  return SQLITE_OK;
-}
-
-static int dsJoinNextRow(sqlite3_vtab_cursor *pCursor){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
-  char *zErr = 0;
-  int rc;
-  pCur->pTab->typed.nActive++;
-  rc = dsJoinNext(pCur->pJoin, pCur->apRow, &zErr);
-  pCur->pTab->typed.nActive--;
-  pCur->iRowid++;
+static int dsJoinStep(DsVtabCursor *pVc, char **pzErr){
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
+  int rc = dsJoinNext(pCur->pJoin, pCur->apRow, pzErr);
   if( rc==SQLITE_ROW ){
     dsDecoderStart(&pCur->aDec[0], pCur->apRow[0]);
     dsDecoderStart(&pCur->aDec[1], pCur->apRow[1]);
-    return SQLITE_OK;
   }
-  pCur->bEof = 1;
-  if( rc==SQLITE_DONE ) return SQLITE_OK;
-  rc = dsStatementError(pCur->pConn, DS_FUNC, rc, &zErr);
-  dsVtabSetError(pCursor->pVtab, zErr);
   return rc;
-}
-
-static int dsJoinEof(sqlite3_vtab_cursor *pCursor){
-  return ((DsJoinCursor *)pCursor)->bEof;
 }
 
 /*
@@ -526,7 +338,7 @@ static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
   }
   dsDecoderValue(pDec, pCur->nKey + pCur->anPay[iSide] - 1);
   dsTextReset(&pCache->json);
-  dsJsonObject(&pCache->json, pCur->apIn[iSide], pCur->aaiSlot[iSide],
+  dsJsonObject(&pCache->json, pCur->vc.apIn[iSide], pCur->aaiSlot[iSide],
                pDec->aVal);
   /* A failed text is returned as it is: dsTextResult() reports its error
   ** (too big or out of memory); bValid stays 0, so it is made again. */
@@ -537,34 +349,17 @@ static DsText *dsJoinRowJson(DsJoinCursor *pCur, int iSide){
   return &pCache->json;
 }
 
-/* The key of side iSide's row: one value, or a JSON array of the parts. */
-static void dsJoinKeyResult(DsJoinCursor *pCur, sqlite3_context *ctx,
-                            int iSide){
-  DsRowDecoder *pDec = &pCur->aDec[iSide];
-  dsDecoderValue(pDec, pCur->nKey - 1);
-  if( pCur->nKey==1 ){
-    dsValueResult(ctx, &pDec->aVal[0]);
-    return;
-  }
-  dsJsonArray(&pCur->text, pDec->aVal, pCur->nKey);
-}
-
-/* Column iCol of the table-valued form. */
-static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
+/* Column iCol of the table-valued form (the arguments are the skeleton's). */
+static int dsJoinFunctionColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
                                 int iCol){
-  const DsRow *pRow;
-  if( iCol>=JCOL_ARG0 ){
-    sqlite3_value *pArg = pCur->apArg[iCol - JCOL_ARG0];
-    if( pArg ) sqlite3_result_value(ctx, pArg);
-    return SQLITE_OK;
-  }
-  dsTextReset(&pCur->text);
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
   if( iCol==JCOL_KEY ){
+    /* The key of either side's row: one value, or a JSON array. */
     int iSide = pCur->apRow[0] ? 0 : 1;
-    pRow = pCur->apRow[iSide];
-    if( pRow==0 ) return SQLITE_OK;
-    dsJoinKeyResult(pCur, ctx, iSide);
-    if( pCur->nKey==1 ) return SQLITE_OK;
+    if( pCur->apRow[iSide]==0 ) return SQLITE_OK;
+    dsDecoderValue(&pCur->aDec[iSide], pCur->nKey - 1);
+    dsKeyResult(ctx, pCur->aDec[iSide].aVal, pCur->nKey, &pCur->text,
+                DS_FUNC);
   }else{
     int iSide = iCol - JCOL_LEFT;
     DsText *pJson;
@@ -576,9 +371,7 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
       dsTextResult(ctx, pJson, 1, DS_FUNC, iSide ? "the JSON object of a "
                    "right row" : "the JSON object of a left row");
     }
-    return SQLITE_OK;
   }
-  dsTextResult(ctx, &pCur->text, 1, DS_FUNC, "the JSON array of a key");
   return SQLITE_OK;
 }
 
@@ -587,41 +380,13 @@ static int dsJoinFunctionColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
 ** side of an outer-join row.  A row's values are decoded only as far as
 ** the columns asked for, each once.
 */
-static int dsJoinTableColumn(DsJoinCursor *pCur, sqlite3_context *ctx,
+static int dsJoinTableColumn(DsVtabCursor *pVc, sqlite3_context *ctx,
                              int iCol){
+  DsJoinCursor *pCur = (DsJoinCursor *)pVc;
   int m = iCol<pCur->nColSlot ? pCur->aColSlot[iCol] : -1;
   if( m>=0 && pCur->apRow[m & 1] ){
     dsValueResult(ctx, dsDecoderOne(&pCur->aDec[m & 1], m >> 1));
   }
-  return SQLITE_OK;
-}
-
-static int dsJoinColumn(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                        int iCol){
-  DsJoinCursor *pCur = (DsJoinCursor *)pCursor;
-  return pCur->xColumn(pCur, ctx, iCol);
-}
-
-static int dsJoinRowid(sqlite3_vtab_cursor *pCursor, sqlite_int64 *pRowid){
-  *pRowid = ((DsJoinCursor *)pCursor)->iRowid;
-  return SQLITE_OK;
-}
-
-/*
-** The arguments must arrive as equality constraints on the hidden
-** columns; the first four are required.  A required argument that is
-** constrained but not usable in this plan makes the plan impossible
-** (SQLITE_CONSTRAINT); one that is absent is the user's error.
-*/
-static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
-                                   sqlite3_index_info *pInfo){
-  int mArg;
-  int rc = dsVtabFunctionBestIndex(pVtab, pInfo, &dsJoinArgSpec, JCOL_ARG0,
-                                   &mArg);
-  if( rc!=SQLITE_OK ) return rc;
-  pInfo->idxNum = mArg | (int)(pInfo->colUsed & 0x7) << JUSE_SHIFT;
-  pInfo->estimatedCost = 1e6;
-  pInfo->estimatedRows = 1000000;
   return SQLITE_OK;
 }
 
@@ -649,7 +414,7 @@ static int dsJoinFunctionBestIndex(sqlite3_vtab *pVtab,
 static int dsJoinOrderHolds(const DsJoinTable *pTab,
                             const sqlite3_index_info *pInfo){
   int abSide[2];
-  int nLeft = pTab->typed.apIn[0]->nCol;
+  int nLeft = pTab->vt.typed.apIn[0]->nCol;
   int nDone = 0;
   int i, k, s;
   if( pInfo->nOrderBy<=0 ) return 0;
@@ -674,7 +439,7 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
     }
     if( iPart<0 ) return 0;
     s = iCol<nLeft ? 0 : 1;
-    if( pTab->typed.apIn[s]->azColl[iCol - (s ? nLeft : 0)] ) return 0;
+    if( pTab->vt.typed.apIn[s]->azColl[iCol - (s ? nLeft : 0)] ) return 0;
     if( iPart==nDone ) nDone++;
   }
   return 1;
@@ -691,7 +456,7 @@ static int dsJoinOrderHolds(const DsJoinTable *pTab,
 static int dsJoinEstimate(DsJoinTable *pTab, i64 *anRow){
   int i, rc = SQLITE_OK;
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputQuickRows(pTab->pConn, pTab->typed.apIn[i], &anRow[i]);
+    rc = dsInputQuickRows(pTab->vt.pConn, pTab->vt.typed.apIn[i], &anRow[i]);
     if( anRow[i]<0 ) anRow[i] = DS_DEFAULT_ROWS;
   }
   return rc;
@@ -724,21 +489,20 @@ static double dsLog2(double x){
 ** constraints, so SQLite gains nothing by putting it in an inner loop,
 ** where each outer row would run the join again: it goes outside.  The
 ** rows estimate is the larger input (at least every row of a kept side,
-** and what a key/foreign-key join gives).
+** and what a key/foreign-key join gives).  The columns used go to
+** xFilter in idxStr (bColUsedIdxStr).
 */
-static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
-                                sqlite3_index_info *pInfo){
-  DsJoinTable *pTab = (DsJoinTable *)pVtab;
+static int dsJoinTableBestIndex(DsVtab *pVt, sqlite3_index_info *pInfo){
+  DsJoinTable *pTab = (DsJoinTable *)pVt;
   double nIn, nOut, rCost;
   i64 anRow[2];
   int bOrdered;
-  if( dsVtabTypedUsable(pVtab, &pTab->typed) ) return SQLITE_ERROR;
   if( dsJoinEstimate(pTab, anRow)!=SQLITE_OK ) return SQLITE_NOMEM;
   nIn = (double)anRow[0] + (double)anRow[1];
   nOut = (double)(anRow[0]>anRow[1] ? anRow[0] : anRow[1]);
   if( nOut<1 ) nOut = 1;
   bOrdered = dsJoinOrderHolds(pTab, pInfo)
-          && dsTextOrderIsBinary(pTab->pConn->db);
+          && dsTextOrderIsBinary(pVt->pConn->db);
   rCost = 2*nIn + nOut;
   if( bOrdered || pTab->eHint==DS_HINT_SORT_MERGE ){
     rCost += nIn * dsLog2(nIn + 2);
@@ -746,38 +510,35 @@ static int dsJoinTableBestIndex(sqlite3_vtab *pVtab,
   pInfo->idxNum = bOrdered ? JIDX_ORDERED : 0;
   if( dsJoinHasLimit(pInfo) ) pInfo->idxNum |= JIDX_LIMIT;
   pInfo->orderByConsumed = bOrdered;
-  pInfo->idxStr = sqlite3_mprintf("%llx", (unsigned long long)pInfo->colUsed);
-  if( pInfo->idxStr==0 ) return SQLITE_NOMEM;
-  pInfo->needToFreeIdxStr = 1;
   pInfo->estimatedCost = rCost;
   pInfo->estimatedRows = (sqlite3_int64)nOut;
   return SQLITE_OK;
 }
 
-static int dsJoinBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  if( ((DsJoinTable *)pVtab)->bTyped ){
-    return dsJoinTableBestIndex(pVtab, pInfo);
-  }
-  return dsJoinFunctionBestIndex(pVtab, pInfo);
-}
-
-static const sqlite3_module dsJoinModule = {
-  .iVersion = 0,
-  .xCreate = dsJoinConnect,
-  .xConnect = dsJoinConnect,
-  .xBestIndex = dsJoinBestIndex,
-  .xDisconnect = dsJoinDisconnect,
-  .xDestroy = dsJoinDisconnect,
-  .xOpen = dsJoinOpenCursor,
-  .xClose = dsJoinCloseCursor,
-  .xFilter = dsJoinFilter,
-  .xNext = dsJoinNextRow,
-  .xEof = dsJoinEof,
-  .xColumn = dsJoinColumn,
-  .xRowid = dsJoinRowid,
+static const DsVtabModule dsJoinModule = {
+  .args = { DS_FUNC, DS_N_ARG, DS_N_REQUIRED, azArgName },
+  .zSchema = "CREATE TABLE x(key, \"left\", \"right\", ds_left HIDDEN, "
+             "ds_right HIDDEN, left_key HIDDEN, right_key HIDDEN, "
+             "hint HIDDEN, join_type HIDDEN)",
+  .iArg0 = JCOL_ARG0,
+  .nUse = 3,
+  .nFunctionRows = 1000000,
+  .szTab = sizeof(DsJoinTable),
+  .szCur = sizeof(DsJoinCursor),
+  .bColUsedIdxStr = 1,
+  .xSetup = dsJoinSetup,
+  .xTableClear = dsJoinTableClear,
+  .xTableBestIndex = dsJoinTableBestIndex,
+  .xStart = dsJoinStartRun,
+  .xStep = dsJoinStep,
+  .xReset = dsJoinReset,
+  .xCursorClear = dsJoinCursorClear,
+  .xFunctionColumn = dsJoinFunctionColumn,
+  .xTableColumn = dsJoinTableColumn,
 };
 
-int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn){
-  return sqlite3_create_module_v2(db, DS_FUNC, &dsJoinModule, pConn,
-                                  dsConnFree);
+/* xFreeConn frees pConn with the module (dataset.c decides who owns it). */
+int dsRegisterJoinVtab(sqlite3 *db, DsConn *pConn,
+                       void (*xFreeConn)(void *)){
+  return dsVtabRegister(db, &dsJoinModule, pConn, xFreeConn);
 }

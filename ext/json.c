@@ -1,6 +1,6 @@
 /*
-** json.c: JSON text of values and rows, as the table-valued forms return
-** them, and the text buffer (DsText) it is written into.
+** json.c: JSON text of values, keys and rows, as the table-valued forms
+** return them, written into a DsText (text.c).
 **
 ** The text is what SQLite's own json_object() writes for the same values,
 ** so that a user can compare the two: integers in decimal, strings
@@ -29,127 +29,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/*************************************************************************
-** The text buffer.
-*/
-
-/*
-** Make room for nMore more bytes; non-zero (and p->rc set) on failure:
-** SQLITE_TOOBIG past DS_TEXT_MAX, longer than any string SQLite can
-** return (so not "out of memory" when memory is plenty), else
-** SQLITE_NOMEM.
-*/
-int dsTextGrow(DsText *p, i64 nMore){
-  i64 nNew = p->nAlloc ? p->nAlloc*2 : 256;
-  char *zNew;
-  if( p->rc ) return p->rc;
-  if( p->n + nMore > DS_TEXT_MAX ){
-    p->rc = SQLITE_TOOBIG;
-    return p->rc;
-  }
-  while( nNew < p->n + nMore ) nNew *= 2;
-  if( nNew > DS_TEXT_MAX ) nNew = DS_TEXT_MAX;
-  zNew = sqlite3_realloc64(p->z, (sqlite3_uint64)nNew);
-  if( zNew==0 ){
-    p->rc = SQLITE_NOMEM;
-    return p->rc;
-  }
-  p->z = zNew;
-  p->nAlloc = nNew;
-  return SQLITE_OK;
-}
-
-void dsTextAppendf(DsText *p, const char *zFormat, ...){
-  va_list ap;
-  char *z;
-  va_start(ap, zFormat);
-  z = sqlite3_vmprintf(zFormat, ap);
-  va_end(ap);
-  if( z==0 ){
-    p->rc = SQLITE_NOMEM;
-    return;
-  }
-  dsTextAppendAll(p, z);
-  sqlite3_free(z);
-}
-
-/* The text as a NUL-terminated sqlite3_malloc'd string (NULL after a
-** failure); the buffer is left empty. */
-char *dsTextFinish(DsText *p){
-  char *z = 0;
-  dsTextChar(p, 0);
-  if( p->rc==SQLITE_OK ){
-    z = p->z;
-    p->z = 0;
-  }
-  dsTextFree(p);
-  return z;
-}
-
-void dsTextFree(DsText *p){
-  sqlite3_free(p->z);
-  dsTextInit(p);
-}
-
-/* The longest text a function can return: SQLite's length limit, and no
-** more than a DsText holds. */
-i64 dsLengthLimit(sqlite3 *db){
-  i64 n = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-  return n < DS_TEXT_MAX ? n : DS_TEXT_MAX;
-}
-
-/* "zWhat would be longer than SQLite's length limit (nMax bytes)": how
-** every operator and function says that a value it makes is too long. */
-char *dsTooLongText(const char *zWhat, i64 nMax){
-  return sqlite3_mprintf("%s would be longer than SQLite's length limit "
-                         "(%lld bytes)", zWhat, nMax);
-}
-
-/* Fail with SQLITE_TOOBIG, naming the function and what it was making
-** (SQLite's own "string or blob too big" names neither). */
-static void dsResultTooLong(sqlite3_context *ctx, const char *zFunc,
-                            const char *zWhat){
-  i64 nMax = dsLengthLimit(sqlite3_context_db_handle(ctx));
-  char *zWhy = dsTooLongText(zWhat, nMax);
-  char *zMsg = zWhy ? sqlite3_mprintf("%s: %s", zFunc, zWhy) : 0;
-  if( zMsg ){
-    sqlite3_result_error(ctx, zMsg, -1);
-    sqlite3_result_error_code(ctx, SQLITE_TOOBIG);
-  }else{
-    sqlite3_result_error_nomem(ctx);
-  }
-  sqlite3_free(zWhy);
-  sqlite3_free(zMsg);
-}
-
-/*
-** z, of n bytes, as the result of function zFunc (copied), with the JSON
-** subtype when bJson; zWhat names it in the message if it is too long.
-*/
-void dsResultText(sqlite3_context *ctx, const char *zFunc,
-                  const char *zWhat, const char *z, i64 n, int bJson){
-  if( n > dsLengthLimit(sqlite3_context_db_handle(ctx)) ){
-    dsResultTooLong(ctx, zFunc, zWhat);
-    return;
-  }
-  sqlite3_result_text64(ctx, n ? z : "", (sqlite3_uint64)n,
-                        SQLITE_TRANSIENT, SQLITE_UTF8);
-  if( bJson ) sqlite3_result_subtype(ctx, DS_JSON_SUBTYPE);
-}
-
-/* The text as the result of function zFunc (copied, so the buffer can be
-** reused), as dsResultText() returns it. */
-void dsTextResult(sqlite3_context *ctx, DsText *p, int bJson,
-                  const char *zFunc, const char *zWhat){
-  if( p->rc==SQLITE_TOOBIG ){
-    dsResultTooLong(ctx, zFunc, zWhat);
-  }else if( p->rc ){
-    dsResultNoMem(ctx, zFunc);
-  }else{
-    dsResultText(ctx, zFunc, zWhat, p->z, p->n, bJson);
-  }
-}
 
 /*************************************************************************
 ** JSON.
@@ -425,6 +304,35 @@ void dsJsonArray(DsText *pOut, const DsValue *aVal, int n){
     dsJsonValue(pOut, &aVal[i]);
   }
   dsTextChar(pOut, ']');
+}
+
+/*
+** A key as JSON: the value itself for a one-column key, else the array
+** of its values.  The one renderer of keys: the `key` columns
+** (dsKeyResult), ds_join_plan()'s top_keys and coGroup's messages.
+*/
+void dsJsonKey(DsText *pOut, const DsValue *aVal, int nKey){
+  if( nKey==1 ){
+    dsJsonValue(pOut, &aVal[0]);
+  }else{
+    dsJsonArray(pOut, aVal, nKey);
+  }
+}
+
+/*
+** A key as the `key` column of the table-valued forms shows it: the value
+** itself (any type) for a one-column key, else the JSON array of its
+** values, made in pText.
+*/
+void dsKeyResult(sqlite3_context *ctx, const DsValue *aVal, int nKey,
+                 DsText *pText, const char *zFunc){
+  if( nKey==1 ){
+    dsValueResult(ctx, &aVal[0]);
+    return;
+  }
+  dsTextReset(pText);
+  dsJsonArray(pText, aVal, nKey);
+  dsTextResult(ctx, pText, 1, zFunc, "the JSON array of a key");
 }
 
 /*

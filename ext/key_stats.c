@@ -514,7 +514,8 @@ static void dsKsResultError(sqlite3_context *ctx, int rc){
   }
 }
 
-void dsKeyStatsStep(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+static void dsKeyStatsStep(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv){
   DsKeyStats *p = sqlite3_aggregate_context(ctx, (int)sizeof(*p));
   DsValue v;
   int rc;
@@ -649,8 +650,21 @@ static void dsKeyStatsFree(DsKeyStats *p){
   p->nKey = 0;
 }
 
-void dsKeyStatsFinal(sqlite3_context *ctx){
+static void dsKeyStatsFinal(sqlite3_context *ctx){
   DsKeyStats *p = sqlite3_aggregate_context(ctx, 0);
   dsKeyStatsResult(ctx, p);
   if( p ) dsKeyStatsFree(p);
+}
+
+/*
+** Registration.  Not SQLITE_INNOCUOUS (see dataset.c), nor
+** SQLITE_DETERMINISTIC: whether its result is exact depends on
+** memory_limit and on the memory other operators hold.  It is no window
+** function: its approximate mode cannot forget a row, and its result
+** costs a pass over every distinct key, too much to pay once per row.
+*/
+int dsRegisterKeyStats(sqlite3 *db, DsConn *pConn){
+  return sqlite3_create_function(db, "ds_key_stats", 1,
+      SQLITE_UTF8 | SQLITE_RESULT_SUBTYPE, pConn,
+      0, dsKeyStatsStep, dsKeyStatsFinal);
 }

@@ -27,6 +27,7 @@ struct DsChunk {
 
 static void dsMemCharge(DsMem *pMem, i64 n){
   pMem->nUsed += n;
+  assert( pMem->nUsed>=0 );
   if( pMem->nUsed > pMem->nPeak ) pMem->nPeak = pMem->nUsed;
   if( pMem->pConn ) pMem->pConn->nMemUsed += n;
 }

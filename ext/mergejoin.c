@@ -88,6 +88,7 @@ static int dsMergeStartGroup(DsMergeJoin *p){
 */
 static int dsMergeStreamNext(DsMergeJoin *p, DsRow **ap){
   DsRow *pOne = p->aGroup[1].pHead;
+  assert( pOne!=0 && p->aGroup[1].nRow==1 );
   if( p->abAdvance[0] ){
     int rc = dsMergeFetch(p, 0);
     if( rc!=SQLITE_OK ) return rc;

@@ -30,7 +30,10 @@
 **   dsProgressStep     from dsTickerStep(): the step names the phase
 **   dsProgressAdvance  from a reader, per batch read
 **   dsProgressCheck    from the ticker's periodic check
-**   dsProgressKnowRows an input's row count became known (plan.c)
+**   dsProgressKnowRows an input's row count became known (operator.c)
+**   dsProgressWantsRows, dsProgressSetRows
+**                      the rows sqlite_stat1 gives for an input whose
+**                      count is not known (dsOpProgressInputs)
 **   dsProgressEnd      the operator ended or failed: erase the line, give
 **                      the connection's line up
 **   dsProgressFinish   from dsOpFinish(): erase and free
@@ -268,17 +271,13 @@ void dsProgressKnowRows(DsConn *pConn, int iSide, i64 nRow){
   p->anTotal[iSide] = nRow;
 }
 
-/* The rows of the operator's inputs not known yet, from sqlite_stat1
-** (a query, not a count: it costs a few microseconds). */
-void dsProgressInputs(DsOp *pOp, DsInput *const apIn[2]){
-  DsProgress *p = pOp->tick.pProg;
-  int s;
-  if( p==0 ) return;
-  for(s=0; s<2; s++){
-    if( p->anTotal[s]<0 && apIn[s] ){
-      p->anTotal[s] = dsInputStat1Count(pOp->pConn->db, apIn[s]);
-    }
-  }
+/* Does the line still want the rows of input iSide (no count gave them)?
+** Then dsOpProgressInputs() (operator.c) gives them from sqlite_stat1. */
+int dsProgressWantsRows(const DsProgress *p, int iSide){
+  return p->anTotal[iSide]<0;
+}
+void dsProgressSetRows(DsProgress *p, int iSide, i64 nRow){
+  p->anTotal[iSide] = nRow;
 }
 
 /*

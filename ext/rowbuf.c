@@ -70,6 +70,7 @@ int dsRowBufAppend(DsRowBuf *p, const DsRow *pRow){
   i64 nSize = (i64)DS_ROW_SIZE(pRow->nData);
   i64 nRoom;
   DsRow *pNew;
+  assert( pRow->nKey<=pRow->nData );
   p->nRow++;
   if( dsRowBufInMemory(p, nSize) ){
     pNew = dsArenaAlloc(&p->arena, nSize);

@@ -976,6 +976,7 @@ static int dsSorterMergeDown(DsSorter *p, int rc){
 int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   DsSorter *p = sqlite3_malloc64(sizeof(DsSorter));
   int rc;
+  assert( eOrder==DS_ORDER_KEY || eOrder==DS_ORDER_GROUP );
   *ppSorter = 0;
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));

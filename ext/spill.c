@@ -21,7 +21,7 @@
 ** file, and creating, unlinking and closing two files a task cost more
 ** system time than the join's own work.  The files kept never outnumber
 ** the most the operator had open at once, which it needed anyway; it
-** closes them when it finishes (dsSpillPoolClose).
+** closes them when it finishes (dsOpFinish, operator.c).
 **
 ** A DsSpill is also a DsSource (its first member), so a spilled partition
 ** can be fed back into the same code that reads an input.
@@ -291,7 +291,9 @@ static u32 dsSpillTicks(u32 nData){
 
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
-  int rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
+  int rc;
+  assert( pRow->nKey<=pRow->nData );
+  rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
   if( rc!=SQLITE_OK ) return rc;
   if( p->aBuf==0 ){
     int rc = dsSpillBuffer(p);
@@ -416,14 +418,4 @@ void dsSpillClose(DsSpill *p){
     sqlite3_free(p->base.zErr);
     sqlite3_free(p);
   }
-}
-
-/* The operator is finishing: close the files it kept, and keep no more
-** (a spill closed later closes its file). */
-void dsSpillPoolClose(DsOp *pOp){
-  while( pOp->nFreeFd>0 ) close(pOp->aFreeFd[--pOp->nFreeFd]);
-  sqlite3_free(pOp->aFreeFd);
-  pOp->aFreeFd = 0;
-  pOp->nFreeFdAlloc = 0;
-  pOp->nFreeFd = -1;
 }

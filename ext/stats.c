@@ -59,7 +59,6 @@ static void dsJsonKeyText(DsText *pOut, const char *zKey,
 
 /* Make p the connection's last statistics. */
 void dsStatsPublish(DsConn *pConn, DsStats *p){
-  static const char *const azSide[] = { "left", "right" };
   DsText out;
   DsText *pOut = &out;
   char *zJson;
@@ -69,7 +68,7 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
   dsJsonKeyText(pOut, "hint", p->zHint);
   dsJsonKeyText(pOut, "join_type", p->zJoinType);
   dsJsonKeyText(pOut, "strategy", p->zStrategy);
-  dsJsonKeyText(pOut, "build_side", p->iBuild>=0 ? azSide[p->iBuild] : 0);
+  dsJsonKeyText(pOut, "build_side", p->iBuild>=0 ? dsSideName(p->iBuild) : 0);
   dsTextAppendf(pOut,
       ",\"left_rows\":%lld,\"right_rows\":%lld,\"output_rows\":%lld"
       ",\"partitions\":%lld,\"spilled_bytes\":%lld"

@@ -590,7 +590,6 @@ int dsVtabTypedUsable(sqlite3_vtab *pVtab, const DsVtabTyped *p){
 */
 int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
                       char **pzErr){
-  static const char *const azSide[2] = { "left", "right" };
   int i, rc = SQLITE_OK;
   if( p->zUnusable ){
     *pzErr = sqlite3_mprintf("%s", p->zUnusable);
@@ -606,10 +605,10 @@ int dsVtabTypedReopen(DsVtabTyped *p, sqlite3 *db, DsInput **apIn,
     return SQLITE_ERROR;
   }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsInputOpen(db, p->zFunc, azSide[i], p->apIn[i]->zText, &apIn[i],
+    rc = dsInputOpen(db, p->zFunc, dsSideName(i), p->apIn[i]->zText, &apIn[i],
                      pzErr);
     if( rc==SQLITE_OK ){
-      rc = dsVtabInputCheck(p, azSide[i], p->apIn[i], apIn[i], pzErr);
+      rc = dsVtabInputCheck(p, dsSideName(i), p->apIn[i], apIn[i], pzErr);
     }
   }
   return rc;
