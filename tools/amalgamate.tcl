@@ -179,6 +179,14 @@ append c {
 # define _POSIX_C_SOURCE 200809L
 #endif
 
+/* The assert()s of the sources check the invariants their comments state:
+** on in the project's test builds, left out here unless DS_DEBUG is
+** defined, as SQLite's amalgamation leaves its own out unless
+** SQLITE_DEBUG is. */
+#if !defined(DS_DEBUG) && !defined(NDEBUG)
+# define NDEBUG 1
+#endif
+
 /* SQLite's interface and the system headers of every source. */
 #include "sqlite3ext.h"
 }
