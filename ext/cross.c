@@ -45,18 +45,11 @@ int dsParseCrossHintText(const char *zFunc, const char *z, int *peHint,
 /* A hint argument: text, or NULL (or absent) for OPTIMIZER_CHOOSES. */
 int dsParseCrossHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                      char **pzErr){
-  int rc;
+  const char *z;
+  int rc = dsOptionalTextArg(zFunc, "hint", pVal, &z, pzErr);
   *peHint = DS_CROSS_OPTIMIZER;
-  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
-    *pzErr = sqlite3_mprintf("%s: hint must be text or NULL, not %s",
-                             zFunc, dsTypeNoun(pVal));
-    return SQLITE_ERROR;
-  }
-  rc = dsArgRefuseNul(zFunc, "hint", pVal, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  return dsParseCrossHintText(zFunc, (const char *)sqlite3_value_text(pVal),
-                              peHint, pzErr);
+  if( rc!=SQLITE_OK || z==0 ) return rc;
+  return dsParseCrossHintText(zFunc, z, peHint, pzErr);
 }
 
 struct DsCross {

@@ -564,6 +564,8 @@ char *dsUnwrapQuery(const char *zText);
 const char *dsTypeNoun(sqlite3_value *pVal);
 int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
                    char **pzErr);
+int dsOptionalTextArg(const char *zFunc, const char *zArg,
+                      sqlite3_value *pVal, const char **pz, char **pzErr);
 
 /*************************************************************************
 ** Dataset inputs and keys (input.c)

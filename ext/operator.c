@@ -75,35 +75,21 @@ int dsParseJoinTypeText(const char *zFunc, const char *z, int *peType,
 /* A hint argument: text, or NULL for the default. */
 int dsParseHint(const char *zFunc, sqlite3_value *pVal, int *peHint,
                 char **pzErr){
-  int rc;
+  const char *z;
+  int rc = dsOptionalTextArg(zFunc, "hint", pVal, &z, pzErr);
   *peHint = DS_HINT_OPTIMIZER;
-  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
-    *pzErr = sqlite3_mprintf("%s: hint must be text or NULL, not %s",
-                             zFunc, dsTypeNoun(pVal));
-    return SQLITE_ERROR;
-  }
-  rc = dsArgRefuseNul(zFunc, "hint", pVal, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  return dsParseHintText(zFunc, (const char *)sqlite3_value_text(pVal),
-                         peHint, pzErr);
+  if( rc!=SQLITE_OK || z==0 ) return rc;
+  return dsParseHintText(zFunc, z, peHint, pzErr);
 }
 
 /* A join type argument: text, or NULL for INNER. */
 int dsParseJoinType(const char *zFunc, sqlite3_value *pVal, int *peType,
                     char **pzErr){
-  int rc;
+  const char *z;
+  int rc = dsOptionalTextArg(zFunc, "join_type", pVal, &z, pzErr);
   *peType = DS_JOIN_INNER;
-  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
-  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
-    *pzErr = sqlite3_mprintf("%s: join_type must be text or NULL, not %s",
-                             zFunc, dsTypeNoun(pVal));
-    return SQLITE_ERROR;
-  }
-  rc = dsArgRefuseNul(zFunc, "join_type", pVal, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  return dsParseJoinTypeText(zFunc, (const char *)sqlite3_value_text(pVal),
-                             peType, pzErr);
+  if( rc!=SQLITE_OK || z==0 ) return rc;
+  return dsParseJoinTypeText(zFunc, z, peType, pzErr);
 }
 
 /*

@@ -249,3 +249,25 @@ int dsArgRefuseNul(const char *zFunc, const char *zArg, sqlite3_value *pVal,
                            "it as text without one", zFunc, zArg);
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
+
+/*
+** An optional text argument zArg of function zFunc (a hint, a join
+** type): *pz is its text, or NULL when the argument is NULL or absent
+** (pVal NULL), for the caller's default.  Any other type, or text that
+** holds a NUL, is an error that says what is valid.
+*/
+int dsOptionalTextArg(const char *zFunc, const char *zArg,
+                      sqlite3_value *pVal, const char **pz, char **pzErr){
+  int rc;
+  *pz = 0;
+  if( pVal==0 || sqlite3_value_type(pVal)==SQLITE_NULL ) return SQLITE_OK;
+  if( sqlite3_value_type(pVal)!=SQLITE_TEXT ){
+    *pzErr = sqlite3_mprintf("%s: %s must be text or NULL, not %s",
+                             zFunc, zArg, dsTypeNoun(pVal));
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  rc = dsArgRefuseNul(zFunc, zArg, pVal, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  *pz = (const char *)sqlite3_value_text(pVal);
+  return *pz ? SQLITE_OK : SQLITE_NOMEM;
+}
