@@ -32,6 +32,11 @@
 /* The directory of a sub-table without rows: every slot empty (const:
 ** the extension keeps no writable static data, see concurrency.test). */
 static const i64 aNoOffsets[2] = { 0, 0 };
+/* ... and its rows: none, but a real address, so that a probe's
+** aRow + aOff[s] is defined (no arithmetic on a null pointer, which
+** UBSan reports from the fuzz target).  Never written: no slot of it
+** holds a row whose matched flag could be set. */
+static const u8 aNoRows[8];
 
 /* Slots for n rows: a power of two, at least n.  Without a loop: a
 ** caller may ask for the directory's size at every row it adds. */
@@ -58,6 +63,7 @@ static int dsHashPartBuild(DsHashPart *pPart, DsMem *pMem, DsRow *pList,
   DsRow *pRow;
   if( n==0 || pList==0 ){
     pPart->aOff = aNoOffsets;
+    pPart->aRow = (u8 *)aNoRows;
     pPart->mask = 0;
     return SQLITE_OK;
   }
@@ -128,7 +134,7 @@ void dsHashTableFree(DsHashTable *p){
     if( p->aPart[i].aOff!=aNoOffsets ){
       dsFree(p->pMem, (void *)p->aPart[i].aOff);
     }
-    dsFree(p->pMem, p->aPart[i].aRow);
+    if( p->aPart[i].aRow!=(u8 *)aNoRows ) dsFree(p->pMem, p->aPart[i].aRow);
   }
   dsFree(p->pMem, p->aPart);
   memset(p, 0, sizeof(*p));
