@@ -49,6 +49,9 @@
 #   make fuzz-merge  minimise tests/fuzz/corpus with what build/fuzz/corpus
 #                    found (libFuzzer's -merge=1)
 #
+# Objects of every variant build go to build/<variant>/ (see "Variants");
+# the fuzz, bench and tsan targets are in mk/*.mk.
+#
 # Missing Debian packages are installed with apt-get when run as root;
 # otherwise make stops and prints the command that installs them (on a
 # system without apt-get: what is missing, by its Debian name).
@@ -72,6 +75,28 @@ HDR       := $(wildcard ext/*.h)
 # Tcl's flags as pkg-config gives them (installed by deps-fixture).
 TCL_CFLAGS ?= $(shell pkg-config --cflags tcl 2>/dev/null)
 TCL_LIBS   ?= $(shell pkg-config --libs tcl 2>/dev/null)
+SQLITE_LIBS ?= -lsqlite3
+# The compiler of the libFuzzer target (mk/fuzz.mk; deps-fuzz checks it).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined \
+                -fno-sanitize-recover=undefined
+
+# --- Variants -----------------------------------------------------------------
+# Every build of ext/ but the release library is a variant: its objects are
+# compiled once into build/<variant>/ with its own compiler, flags and
+# dependency step, and every program of that variant links them, instead of
+# each recipe compiling every source again.  A variant NAME sets NAME_CC
+# (default $(CC)), NAME_CFLAGS and NAME_DEPS (the deps-* step its objects
+# need), then $(eval $(call ds_variant,NAME)) gives NAME_OBJ and the rule.
+# build/dataset.so stays one compile of all sources (-flto across them).
+define ds_variant
+$(1)_CC  ?= $$(CC)
+$(1)_OBJ := $$(SRC:ext/%.c=build/$(1)/%.o)
+build/$(1)/%.o: ext/%.c $$(HDR) | $$($(1)_DEPS)
+	@mkdir -p build/$(1)
+	$$($(1)_CC) $$(DS_CFLAGS) $$($(1)_CFLAGS) -c -o $$@ $$<
+endef
 
 .PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
@@ -101,12 +126,21 @@ testfixture: build/testfixture
 # of the input column it reads (input.c, dsColumnCollation).
 CORE_CFLAGS    := -DSQLITE_CORE -DSQLITE_ENABLE_COLUMN_METADATA
 FIXTURE_CFLAGS  = $(CORE_CFLAGS) -DDS_TEST_HOOKS -Iext $(TCL_CFLAGS)
-FIXTURE_LIBS    = -lsqlite3 $(TCL_LIBS) -lm
 
-build/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-fixture
-	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
-	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
+FIXTURE_LIBS    = $(SQLITE_LIBS) $(TCL_LIBS) -lm
+
+# The test fixture's objects (build/fixture/) and the static library's
+# (build/static/: -DSQLITE_CORE, without the test hooks).
+fixture_CFLAGS  = $(CFLAGS) $(FIXTURE_CFLAGS)
+fixture_DEPS    = deps-fixture
+static_CFLAGS   = $(CFLAGS) $(CORE_CFLAGS)
+static_DEPS     = deps-build
+$(eval $(call ds_variant,fixture))
+$(eval $(call ds_variant,static))
+
+build/testfixture: tests/testfixture.c $(fixture_OBJ) | deps-fixture
+	$(CC) $(DS_CFLAGS) $(fixture_CFLAGS) -o $@ tests/testfixture.c \
+	    $(fixture_OBJ) $(LDFLAGS) $(FIXTURE_LIBS)
 
 demo: $(LIB) | deps-demo
 	@for f in sql/examples/*.sql; do \
@@ -144,14 +178,23 @@ SAN_ENV    := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detec
 SAN_PRELOAD = $(shell $(CC) -print-file-name=libasan.so) \
               $(shell $(CC) -print-file-name=libubsan.so)
 
-$(SAN_DIR)/testfixture: $(SRC) $(HDR) tests/testfixture.c | deps-sanitize
-	@mkdir -p $(SAN_DIR)
-	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) $(FIXTURE_CFLAGS) -o $@ \
-	    tests/testfixture.c $(SRC) $(LDFLAGS) $(FIXTURE_LIBS)
+# Two variants: the test fixture's objects (build/sanitize/) and the
+# loadable library's (build/sanitize-so/, without -DSQLITE_CORE).
+sanitize_CFLAGS    = $(SAN_CFLAGS) $(FIXTURE_CFLAGS)
+sanitize_DEPS      = deps-sanitize
+sanitize-so_CFLAGS = $(SAN_CFLAGS)
+sanitize-so_DEPS   = deps-sanitize
+$(eval $(call ds_variant,sanitize))
+$(eval $(call ds_variant,sanitize-so))
 
-$(SAN_DIR)/dataset.so: $(SRC) $(HDR) | deps-sanitize
+$(SAN_DIR)/testfixture: tests/testfixture.c $(sanitize_OBJ) | deps-sanitize
+	$(CC) $(DS_CFLAGS) $(sanitize_CFLAGS) -o $@ tests/testfixture.c \
+	    $(sanitize_OBJ) $(LDFLAGS) $(FIXTURE_LIBS)
+
+$(SAN_DIR)/dataset.so: $(sanitize-so_OBJ) | deps-sanitize
 	@mkdir -p $(SAN_DIR)
-	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) -shared -o $@ $(SRC) $(LDFLAGS) -lm
+	$(CC) $(DS_CFLAGS) $(SAN_CFLAGS) -shared -o $@ $(sanitize-so_OBJ) \
+	    $(LDFLAGS) -lm
 
 # The shell wrapper runs in $(SAN_DIR)/root, where build/dataset.so is the
 # sanitized library: the examples' `.load ./build/dataset` finds it there.
@@ -178,92 +221,20 @@ valgrind: build/testfixture $(LIB) | deps-test deps-valgrind
 	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
 	    $(TCLSH) tests/valgrind.tcl build/testfixture $(TESTS)
 
-# --- Soak and fuzz (tests/soak.c, tests/fuzz/, tests/oracle.c) ------------
+# --- Soak and fuzz (tests/soak.c, tests/oracle.c; the fuzz targets are in
+#     mk/fuzz.mk) ---------------------------------------------------------------
 # Both link the extension in (-DSQLITE_CORE) with the system libsqlite3 and
 # compare every valid case with SQLite's own SQL (tests/oracle.c).
 ORACLE       := tests/oracle.c tests/oracle.h
 SOAK_CASES   ?= 1000000
 SOAK_SEED    ?= $(shell date +%s)
-FUZZ_CC      ?= clang
-FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined \
-                -fno-sanitize-recover=undefined
-FUZZ_OBJ     := $(SRC:ext/%.c=build/fuzz/obj/%.o)
 
 build/soak: tests/soak.c $(ORACLE) build/libsqlite3_dataset.a
 	$(CC) $(DS_CFLAGS) $(CFLAGS) -Iext -Itests -o $@ tests/soak.c \
-	    tests/oracle.c build/libsqlite3_dataset.a $(LDFLAGS) -lsqlite3 -lm
+	    tests/oracle.c build/libsqlite3_dataset.a $(LDFLAGS) $(SQLITE_LIBS) -lm
 
 soak: build/soak
 	build/soak --seed $(SOAK_SEED) --cases $(SOAK_CASES) --progress 10000
-
-# The fuzz target without libFuzzer: runs each input named once.
-build/fuzz_replay: tests/fuzz/fuzz_ops.c $(ORACLE) build/libsqlite3_dataset.a
-	$(CC) $(DS_CFLAGS) $(CFLAGS) -DFUZZ_REPLAY -Iext -Itests -o $@ \
-	    tests/fuzz/fuzz_ops.c tests/oracle.c build/libsqlite3_dataset.a \
-	    $(LDFLAGS) -lsqlite3 -lm
-
-build/fuzz/obj/%.o: ext/%.c $(HDR) | deps-fuzz
-	@mkdir -p build/fuzz/obj
-	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) $(CORE_CFLAGS) -c -o $@ $<
-
-build/fuzz/fuzz_ops: tests/fuzz/fuzz_ops.c $(ORACLE) $(FUZZ_OBJ) | deps-fuzz
-	$(FUZZ_CC) $(DS_CFLAGS) $(FUZZ_FLAGS) -Iext -Itests -o $@ \
-	    tests/fuzz/fuzz_ops.c tests/oracle.c $(FUZZ_OBJ) $(LDFLAGS) \
-	    -lsqlite3 -lm
-
-FUZZ_RUN = build/fuzz/fuzz_ops -dict=tests/fuzz/ops.dict -max_len=2048 \
-           -timeout=25 -artifact_prefix=build/fuzz/
-
-fuzz: build/fuzz/fuzz_ops
-	@mkdir -p build/fuzz/corpus
-	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    build/fuzz/corpus tests/fuzz/corpus tests/fuzz/found
-
-# The corpus keeps the fewest inputs that reach every edge the others do
-# (-use_counters=0: edges, not how often each runs); tests/fuzz/found,
-# the inputs that found bugs, is kept as it is.
-fuzz-merge: build/fuzz/fuzz_ops
-	@mkdir -p build/fuzz/corpus build/fuzz/merged
-	rm -f build/fuzz/merged/*
-	$(FUZZ_RUN) -merge=1 -use_counters=0 build/fuzz/merged \
-	    tests/fuzz/corpus build/fuzz/corpus
-	rm -f tests/fuzz/corpus/*
-	cp build/fuzz/merged/* tests/fuzz/corpus/
-	@echo "tests/fuzz/corpus: $$(ls tests/fuzz/corpus | wc -l) inputs"
-
-# --- Benchmarks (never part of `make test`) -------------------------------
-# The driver is build/dsbench (build/bench is the directory of its data
-# and results).  The commit measured is written into the report; -dirty
-# when ext/ or bench/bench.c (what is measured, and how) differ from it.
-BENCH_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell \
-               git diff --quiet HEAD -- ext bench/bench.c 2>/dev/null || echo -dirty)
-BENCH_OPTS   = --commit '$(BENCH_COMMIT)' $(if $(FILTER),--filter '$(FILTER)') \
-               $(if $(TIMEOUT),--timeout $(TIMEOUT))
-BENCH_REPORT = $(TCLSH) bench/report.tcl build/bench/results.tsv \
-               build/bench/meta.tsv docs/benchmarks.md docs/benchmarks.png
-
-build/dsbench: bench/bench.c | deps-build
-	@mkdir -p build
-	$(CC) -std=c11 -Wall -Wextra $(CFLAGS) -o $@ bench/bench.c $(LDFLAGS) \
-	    -lsqlite3 -lm
-
-bench: $(LIB) build/dsbench | deps-bench
-	build/dsbench run --reps $(or $(REPS),5) $(BENCH_OPTS)
-	$(BENCH_REPORT)
-
-bench-quick: $(LIB) build/dsbench | deps-bench
-	build/dsbench run --quick --reps $(or $(REPS),3) $(BENCH_OPTS)
-	$(BENCH_REPORT)
-
-bench-callgrind: $(LIB) build/dsbench | deps-callgrind
-	@test -n "$(CASE)" || { echo "usage: make bench-callgrind CASE=NAME" \
-	    "(build/dsbench list prints the names)"; exit 1; }
-	build/dsbench gen '$(CASE)'
-	valgrind --tool=callgrind --toggle-collect=runTimed \
-	    --callgrind-out-file=build/bench/callgrind.out \
-	    build/dsbench one '$(CASE)' $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
-	callgrind_annotate --threshold=99 build/bench/callgrind.out | head -45
 
 clean:
 	rm -rf build dist
@@ -291,16 +262,9 @@ uninstall:
 	    $(DESTDIR)$(INCLUDEDIR)/dataset.h
 	rmdir $(DESTDIR)$(EXTDIR) 2>/dev/null || true
 
-STATIC_OBJ := $(SRC:ext/%.c=build/static/%.o)
-
-
-build/static/%.o: ext/%.c $(HDR) | deps-build
-	@mkdir -p build/static
-	$(CC) $(DS_CFLAGS) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
-
-build/libsqlite3_dataset.a: $(STATIC_OBJ)
+build/libsqlite3_dataset.a: $(static_OBJ)
 	rm -f $@
-	$(AR) rcs $@ $(STATIC_OBJ)
+	$(AR) rcs $@ $(static_OBJ)
 
 # --- Clients (tests/clients/, run by tests/clients.test) -------------------
 # static_client links the extension in (libsqlite3_dataset.a); dynamic_client
@@ -317,29 +281,35 @@ clients: build/static_client build/dynamic_client build/test/needs4/dataset.so \
 build/static_client: tests/clients/static.c $(CLIENT_HDR) \
                      build/libsqlite3_dataset.a
 	$(CC) $(DS_CFLAGS) $(CFLAGS) -Iext -o $@ tests/clients/static.c \
-	    build/libsqlite3_dataset.a $(LDFLAGS) -lsqlite3 -lm
+	    build/libsqlite3_dataset.a $(LDFLAGS) $(SQLITE_LIBS) -lm
 
 build/dynamic_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-build
 	@mkdir -p build
 	$(CC) $(DS_CFLAGS) $(CFLAGS) -o $@ tests/clients/dynamic.c \
-	    $(LDFLAGS) -lsqlite3
+	    $(LDFLAGS) $(SQLITE_LIBS)
 
 build/sqlcipher_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-sqlcipher
 	@mkdir -p build
 	$(CC) $(DS_CFLAGS) $(CFLAGS) $$(pkg-config --cflags sqlcipher) -o $@ \
 	    tests/clients/dynamic.c $(LDFLAGS) $$(pkg-config --libs sqlcipher)
 
-build/test/needs4/dataset.so: $(SRC) $(HDR) | deps-build
+# The objects of both are the variants needs4 and other.
+needs4_CFLAGS = -O0 -DDS_MIN_SQLITE=4000000
+needs4_DEPS   = deps-build
+other_CFLAGS  = -O0 -UDS_VERSION -DDS_VERSION='"0.0.0-other"'
+other_DEPS    = deps-build
+$(eval $(call ds_variant,needs4))
+$(eval $(call ds_variant,other))
+
+build/test/needs4/dataset.so: $(needs4_OBJ)
 	@mkdir -p build/test/needs4
-	$(CC) $(DS_CFLAGS) -O0 -DDS_MIN_SQLITE=4000000 -shared -o $@ $(SRC) \
-	    $(LDFLAGS)
+	$(CC) -shared -o $@ $(needs4_OBJ) $(LDFLAGS)
 
 # The extension under another version number, which a connection that has
 # this one loaded must refuse to load on top of it.
-build/test/other/dataset.so: $(SRC) $(HDR) | deps-build
+build/test/other/dataset.so: $(other_OBJ)
 	@mkdir -p build/test/other
-	$(CC) $(DS_CFLAGS) -O0 -UDS_VERSION -DDS_VERSION='"0.0.0-other"' \
-	    -shared -o $@ $(SRC) $(LDFLAGS)
+	$(CC) -shared -o $@ $(other_OBJ) $(LDFLAGS)
 
 # better-sqlite3 12 (tests/clients/package.json) from npm's registry; it
 # builds its own SQLite.  Installed once, then found in build/node.
@@ -370,14 +340,20 @@ NEW_SQLITE_DIR ?= build/node/node_modules/better-sqlite3/deps/sqlite3
 NEW_SQLITE_O   := build/test/newsqlite/sqlite3.o
 TEST_CFLAGS    := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -pthread
 
-$(HOOKS_SO): $(SRC) $(HDR) | deps-build
+# Its objects are the variant hooks; -flto=auto again at the link, where
+# the compiler does its work across the sources.
+hooks_CFLAGS = $(SO_CFLAGS) $(CFLAGS) -DDS_TEST_HOOKS
+hooks_DEPS   = deps-build
+$(eval $(call ds_variant,hooks))
+
+$(HOOKS_SO): $(hooks_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(DS_CFLAGS) $(SO_CFLAGS) $(CFLAGS) -DDS_TEST_HOOKS -shared \
-	    -o $@ $(SRC) $(LDFLAGS) -lm
+	$(CC) $(DS_CFLAGS) $(hooks_CFLAGS) -shared -o $@ $(hooks_OBJ) \
+	    $(LDFLAGS) -lm
 
 build/interrupt: tests/interrupt.c $(HOOKS_SO)
 	$(CC) $(TEST_CFLAGS) $(CFLAGS) -o $@ tests/interrupt.c $(LDFLAGS) \
-	    -lsqlite3
+	    $(SQLITE_LIBS)
 
 $(NEW_SQLITE_O): $(NEW_SQLITE_DIR)/sqlite3.c
 	@mkdir -p $(dir $@)
@@ -397,54 +373,16 @@ interrupt: build/interrupt
 	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
 	fi
 
-# --- Concurrency (tests/concurrency.test, make tsan) -----------------------
+# --- Concurrency (tests/concurrency.test; make tsan is in mk/tsan.mk) -----
 # build/concurrency            tests/concurrency.c with the extension linked
-#                              in (-DSQLITE_CORE), on Debian's SQLite
-# build/tsan/concurrency       the same under -fsanitize=thread
-# build/tsan/concurrency-new   the same on the newer SQLite's amalgamation,
-#                              compiled with -fsanitize=thread as well
-TSAN_FLAGS   := -O1 -g -fsanitize=thread
-TSAN_SQLITE  := build/tsan/sqlite3.o
-TSAN_OPTIONS ?= halt_on_error=1 exitcode=66
-# Without address randomization: some kernels map memory where TSan's
-# shadow memory wants to be.
-NO_ASLR      := $(shell command -v setarch >/dev/null 2>&1 && \
-                  echo "setarch $$(uname -m) -R")
+#                              in (the static variant's objects)
+build/concurrency: tests/concurrency.c $(static_OBJ) | deps-build
+	$(CC) $(DS_CFLAGS) $(static_CFLAGS) -Iext -o $@ tests/concurrency.c \
+	    $(static_OBJ) $(LDFLAGS) $(SQLITE_LIBS) -lm
 
-build/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-build
-	@mkdir -p build
-	$(CC) $(DS_CFLAGS) $(CFLAGS) $(CORE_CFLAGS) -Iext -o $@ \
-	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
-
-build/tsan/concurrency: tests/concurrency.c $(SRC) $(HDR) | deps-tsan
-	@mkdir -p build/tsan
-	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) $(CORE_CFLAGS) -Iext -o $@ \
-	    tests/concurrency.c $(SRC) $(LDFLAGS) -lsqlite3 -lm
-
-$(TSAN_SQLITE): $(NEW_SQLITE_DIR)/sqlite3.c | deps-tsan
-	@mkdir -p build/tsan
-	$(CC) $(TSAN_FLAGS) -DSQLITE_THREADSAFE=1 -c -o $@ $<
-
-build/tsan/concurrency-new: tests/concurrency.c $(SRC) $(HDR) $(TSAN_SQLITE)
-	$(CC) $(DS_CFLAGS) $(TSAN_FLAGS) -DSQLITE_CORE -I$(NEW_SQLITE_DIR) \
-	    -Iext -o $@ tests/concurrency.c $(SRC) $(TSAN_SQLITE) $(LDFLAGS) \
-	    -lm -ldl
-
-tsan: build/tsan/concurrency
-	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
-	echo "== the extension under TSan, on Debian's SQLite" && \
-	TSAN_OPTIONS="$(TSAN_OPTIONS)" $(NO_ASLR) build/tsan/concurrency \
-	    "$$dir/t.db" $(or $(ROUNDS),4) && \
-	if [ -f $(NEW_SQLITE_DIR)/sqlite3.c ]; then \
-	    $(MAKE) --no-print-directory build/tsan/concurrency-new && \
-	    echo "== the extension and SQLite $$(sed -n \
-	        's/^#define SQLITE_VERSION  *"\(.*\)"/\1/p' \
-	        $(NEW_SQLITE_DIR)/sqlite3.h) under TSan" && \
-	    TSAN_OPTIONS="$(TSAN_OPTIONS)" $(NO_ASLR) \
-	        build/tsan/concurrency-new "$$dir/n.db" $(or $(ROUNDS),4); \
-	else \
-	    echo "(no newer SQLite: run make node-client for its amalgamation)"; \
-	fi
+# The fuzz, bench and tsan targets, in fragments of their own (after the
+# variables they use: NEW_SQLITE_DIR, ORACLE, the variant template).
+include mk/fuzz.mk mk/bench.mk mk/tsan.mk
 
 # --- Release files (make dist; docs/install.md) ----------------------------
 # dist/dataset.c, dist/dataset.h  the amalgamation, by tools/amalgamate.tcl
