@@ -28,6 +28,7 @@
 ** No order is claimed.
 */
 #include "dataset_int.h"
+#include "dsdecode.h"
 
 #define DS_FUNC "ds_cross"
 

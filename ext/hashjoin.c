@@ -37,6 +37,7 @@
 ** dropped, or produced at once when its side is kept.
 */
 #include "dataset_int.h"
+#include "dshash.h"
 
 #define DS_FANOUT_BITS 5
 #define DS_FANOUT      (1 << DS_FANOUT_BITS)

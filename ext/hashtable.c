@@ -28,6 +28,7 @@
 ** lets a probe row that cannot match be dropped as it is read.
 */
 #include "dataset_int.h"
+#include "dshash.h"
 
 /* The directory of a sub-table without rows: every slot empty (const:
 ** the extension keeps no writable static data, see concurrency.test). */

@@ -42,6 +42,16 @@
 */
 #include "dataset_int.h"
 
+#ifdef DS_TEST_HOOKS
+/* What a test binds to ds_test_hook(?) with sqlite3_bind_pointer()
+** (tests/interrupt.c declares the same). */
+typedef struct DsTestHook DsTestHook;
+struct DsTestHook {
+  void (*xStep)(void *pArg, const char *zStep);
+  void *pArg;
+};
+#endif
+
 /* The ping: about 90 VM instructions, one result row. */
 #define DS_PING_SQL "SELECT count(*) FROM (VALUES (0),(0),(0),(0),(0),(0)," \
                     "(0),(0),(0),(0),(0),(0),(0),(0),(0),(0))"

@@ -35,6 +35,7 @@
 ** the inputs' current contents.
 */
 #include "dataset_int.h"
+#include "dsdecode.h"
 
 #define DS_FUNC "ds_join_hint"
 

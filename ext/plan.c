@@ -32,6 +32,7 @@
 ** rows: the check for a join that would blow up into a cartesian product.
 */
 #include "dataset_int.h"
+#include "dsplan.h"
 
 #define DS_FUNC_PLAN "ds_join_plan"
 #define DS_TOP_KEYS  10

@@ -14,6 +14,7 @@
 ** this file.  Its one row has rowid 1.
 */
 #include "dataset_int.h"
+#include "dsplan.h"
 
 #define DS_FUNC_PLAN "ds_join_plan"
 

@@ -68,7 +68,7 @@
 #define CEILING_MS 2000.0   /* a run slower than this has hung */
 #define DELAY_MS   3.0      /* into the step before stopping it */
 
-/* What the extension's test hook is given (ext/dataset_int.h). */
+/* What the extension's test hook is given (ext/interrupt.c). */
 typedef struct DsTestHook DsTestHook;
 struct DsTestHook {
   void (*xStep)(void *pArg, const char *zStep);

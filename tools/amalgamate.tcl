@@ -19,7 +19,10 @@
 #   3. xxhash.h (every function static with XXH_INLINE_ALL) and dataset.h
 #      (the entry point, exported);
 #   4. `#pragma GCC visibility push(hidden)` (GCC and Clang), then
-#      dataset_int.h and every ext/*.c, dataset.c first, each with its
+#      dataset_int.h with each layer header it includes (dsrow.h, ...)
+#      inlined where it is included, then the private headers two files
+#      share (dshash.h, ...) by name, each header once, then every
+#      ext/*.c, dataset.c first, each with its
 #      #include lines commented out, and each .c file followed by an
 #      #undef of the macros it defines: they are its own, and two files
 #      may define one name differently (DS_FUNC); a static name that two
@@ -55,7 +58,16 @@ set sources [list dataset.c]
 foreach f [lsort [glob -tails -directory [file join $root ext] *.c]] {
   if {$f ne "dataset.c"} { lappend sources $f }
 }
-set known {dataset_int.h dataset.h sqlite3ext.h xxhash.h}
+set known {dataset.h sqlite3ext.h xxhash.h}
+
+# The internal headers: dataset_int.h, the layer headers it includes and
+# the private ones of two files.  Each is inlined once, where it is first
+# included; a later #include of it is commented out.
+set extHeaders {}
+foreach h [lsort [glob -tails -directory [file join $root ext] *.h]] {
+  if {$h ne "dataset.h"} { lappend extHeaders $h }
+}
+set inlined {}
 
 # The licence as a C comment, each line prefixed as SQLite's comments are.
 proc license_comment {license what} {
@@ -80,6 +92,14 @@ proc strip_includes {name text} {
         append out "/* $line: inlined above */\n"
         continue
       }
+      if {$q eq "\"" && $hdr in $::extHeaders} {
+        if {$hdr in $::inlined} {
+          append out "/* $line: inlined above */\n"
+        } else {
+          append out [inline_header $hdr]
+        }
+        continue
+      }
       if {$q eq "\""} {
         puts stderr "amalgamate.tcl: $name includes \"$hdr\", which is not inlined"
         exit 1
@@ -91,6 +111,14 @@ proc strip_includes {name text} {
     append out $line \n
   }
   return $out
+}
+
+# An internal header, with the headers it includes inlined in their
+# place (the first time each is met), between banners.
+proc inline_header {hdr} {
+  lappend ::inlined $hdr
+  set text [strip_includes $hdr [slurp [file join $::root ext $hdr]]]
+  return "[banner "Begin file $hdr"]$text[banner "End of $hdr"]"
 }
 
 # The macros a .c file defines at any level of #if: its own.
@@ -128,9 +156,14 @@ foreach f $sources {
 
 set sysinc {}
 set body {}
-set hdrInt [strip_includes dataset_int.h [slurp [file join $root ext dataset_int.h]]]
+# dataset_int.h, which inlines the layer headers in its order, then the
+# private headers (each includes only dataset_int.h, already inlined).
+set hdrInt [inline_header dataset_int.h]
+foreach h $extHeaders {
+  if {$h ni $inlined} { append hdrInt [inline_header $h] }
+}
 set headerMacros [defined_macros $hdrInt]
-append body [banner "Begin file dataset_int.h"] $hdrInt [banner "End of dataset_int.h"]
+append body $hdrInt
 foreach f $sources {
   set text [strip_includes $f [slurp [file join $root ext $f]]]
   append body [banner "Begin file $f"]
