@@ -6,8 +6,8 @@
 ** has none).  Here both inputs are sorted on the key by the core sorter
 ** in group order (sort.c, DS_ORDER_GROUP: every key with a NULL part
 ** first, as one group, then the keys ascending), and the two sorted
-** streams are merged: the smaller head key starts the next group, and
-** each side whose head has that key gives up its run of rows.
+** streams are merged (groupmerge.c): the smaller head key starts the next
+** group, and each side whose head has that key gives up its run of rows.
 **
 ** A group's rows are never held: as each row streams past it is counted
 ** and, where the caller wants that side's JSON, appended to the group's
@@ -35,8 +35,8 @@ struct DsCoGroup {
   const DsInput *apIn[2];
   int *aaiSlot[2];        /* input column -> value index in a row */
   int *aaiPay[2];
-  DsSorter *apSorter[2];
-  DsRow *apHead[2];       /* next row of each side not yet grouped */
+  DsGroupMerge merge;     /* both sides in group order; the next row of
+                          ** each not yet grouped */
   DsRow *pKey;            /* copy of the current group's key */
   i64 nKeyAlloc;          /* bytes allocated at pKey */
   i64 anCount[2];         /* rows of each side in the current group */
@@ -45,14 +45,6 @@ struct DsCoGroup {
   DsValue *aVal;          /* room to decode the widest row */
   double tOut;            /* when the merge started */
 };
-
-/* The next row of side iSide into apHead[iSide] (NULL at the end). */
-static int dsCoGroupAdvance(DsCoGroup *p, int iSide){
-  int rc = dsSorterNext(p->apSorter[iSide], &p->apHead[iSide]);
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
-  p->apHead[iSide] = 0;
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
-}
 
 /* Make the key of pRow the current group's key. */
 static int dsCoGroupSetKey(DsCoGroup *p, const DsRow *pRow){
@@ -124,15 +116,15 @@ static int dsCoGroupAppendJson(DsCoGroup *p, int iSide, const DsRow *pRow){
 
 /* Take the run of rows of side iSide with the current key. */
 static int dsCoGroupTake(DsCoGroup *p, int iSide){
-  while( p->apHead[iSide]
-      && dsRowGroupCompare(p->apHead[iSide], p->pKey)==0 ){
+  while( dsGroupMergeInGroup(&p->merge, iSide, p->pKey) ){
     int rc;
     if( p->abJson[iSide] ){
-      rc = dsCoGroupAppendJson(p, iSide, p->apHead[iSide]);
+      rc = dsCoGroupAppendJson(p, iSide, p->merge.apHead[iSide]);
       if( rc!=SQLITE_OK ) return rc;
     }
     p->anCount[iSide]++;
-    if( (rc = dsCoGroupAdvance(p, iSide))!=SQLITE_OK ) return rc;
+    rc = dsGroupMergeFetch(&p->merge, iSide);
+    if( rc!=SQLITE_OK ) return rc;
     if( (rc = dsOpTick(&p->op))!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;
@@ -140,19 +132,12 @@ static int dsCoGroupTake(DsCoGroup *p, int iSide){
 
 /* Form the next group: SQLITE_ROW, SQLITE_DONE, or an error. */
 static int dsCoGroupStep(DsCoGroup *p){
-  DsRow *pL = p->apHead[0];
-  DsRow *pR = p->apHead[1];
-  int c, i, rc;
+  int eSides, i, rc;
   dsOpStep(&p->op, "cogroup");
-  if( pL==0 && pR==0 ) return SQLITE_DONE;
-  if( pL && pR ){
-    c = dsRowGroupCompare(pL, pR);
-    /* Two NULL-key groups never meet: the left one comes first. */
-    if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) c = -1;
-  }else{
-    c = pL ? -1 : 1;
-  }
-  rc = dsCoGroupSetKey(p, c<=0 ? pL : pR);
+  /* Two NULL-key groups never meet: the left one comes first. */
+  eSides = dsGroupMergeSides(&p->merge);
+  if( eSides==0 ) return SQLITE_DONE;
+  rc = dsCoGroupSetKey(p, p->merge.apHead[eSides & DS_MERGE_LEFT ? 0 : 1]);
   if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<2; i++){
     p->anCount[i] = 0;
@@ -161,8 +146,9 @@ static int dsCoGroupStep(DsCoGroup *p){
       dsTextChar(&p->aJson[i], '[');
     }
   }
-  if( c<=0 && (rc = dsCoGroupTake(p, 0))!=SQLITE_OK ) return rc;
-  if( c>=0 && (rc = dsCoGroupTake(p, 1))!=SQLITE_OK ) return rc;
+  if( eSides & DS_MERGE_LEFT ) rc = dsCoGroupTake(p, 0);
+  if( rc==SQLITE_OK && (eSides & DS_MERGE_RIGHT) ) rc = dsCoGroupTake(p, 1);
+  if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<2; i++){
     if( p->abJson[i] ){
       dsTextChar(&p->aJson[i], ']');
@@ -205,6 +191,7 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
   memset(p, 0, sizeof(*p));
   pOp = &p->op;
   dsOpInit(pOp, pConn, pSpec->zFunc, "cogroup");
+  dsGroupMergeInit(&p->merge, pOp, DS_ORDER_GROUP);
   p->nKey = pSpec->nKey;
   pOp->stats.zStrategy = dsHintName[DS_HINT_SORT_MERGE];
   pOp->stats.zReason = sqlite3_mprintf("coGroup sorts both inputs on the "
@@ -223,8 +210,8 @@ int dsCoGroupOpen(DsConn *pConn, const DsCoGroupSpec *pSpec,
   if( rc==SQLITE_OK ) dsOpProgressInputs(pOp, pSpec->apIn);
   dsStatsPhase(&pOp->stats, DS_PHASE_PLAN, &t);
   for(i=0; i<2 && rc==SQLITE_OK; i++){
-    rc = dsSorterOpen(pOp, pOp->apSrc[i], DS_ORDER_GROUP, &p->apSorter[i]);
-    if( rc==SQLITE_OK ) rc = dsCoGroupAdvance(p, i);
+    rc = dsGroupMergeSort(&p->merge, i);
+    if( rc==SQLITE_OK ) rc = dsGroupMergeFetch(&p->merge, i);
   }
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);
   p->tOut = t;
@@ -263,8 +250,8 @@ void dsCoGroupClose(DsCoGroup *p){
   if( p ){
     int i;
     dsStatsPhase(&p->op.stats, DS_PHASE_MERGE, &p->tOut);
+    dsGroupMergeClose(&p->merge);
     for(i=0; i<2; i++){
-      dsSorterClose(p->apSorter[i]);
       dsTextFree(&p->aJson[i]);
       sqlite3_free(p->aaiSlot[i]);
       sqlite3_free(p->aaiPay[i]);

@@ -47,6 +47,7 @@
 **                 Bloom filter used by every hash strategy
 **   hashjoin.c    BROADCAST_HASH_x and REPARTITION_HASH_x
 **   sort.c        sorting rows on their keys
+**   groupmerge.c  the merge of two sorted inputs, a key group at a time
 **   mergejoin.c   REPARTITION_SORT_MERGE
 **   join.c        the join driver: strict hints, readers, the strategy run
 **   plan.c        OPTIMIZER_CHOOSES's choice of strategy; ds_join_plan()

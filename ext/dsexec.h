@@ -3,7 +3,8 @@
 ** operator runs on: dataset inputs, their readers and sources (DsInput,
 ** DsSource), the operator context (DsOp: budget, interrupts, errors, side
 ** names, hints), spill files, row buffers and the block nested loop, the
-** sorter.  Included by dataset_int.h alone, after dsrow.h.
+** sorter and the merge of two sorted inputs.  Included by dataset_int.h
+** alone, after dsrow.h.
 */
 #ifndef DSEXEC_H
 #define DSEXEC_H
@@ -342,5 +343,73 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter);
 int dsSorterNext(DsSorter *p, DsRow **ppRow);
 i64 dsSorterWidest(const DsSorter *p);
 void dsSorterClose(DsSorter *p);
+
+/*
+** The merge of two sorted inputs by key (groupmerge.c), shared by the
+** sort-merge join, coGroup and ds_join_plan's counting: both sides of an
+** operator sorted in one order, read a key group at a time.  apHead[s] is
+** the next row of side s (NULL at its end), valid until the next
+** dsGroupMergeFetch(p, s).
+*/
+#define DS_MERGE_LEFT  0x01   /* dsGroupMergeSides(): the left side, */
+#define DS_MERGE_RIGHT 0x02   /* the right side, or both have the key */
+typedef struct DsGroupMerge DsGroupMerge;
+struct DsGroupMerge {
+  DsOp *pOp;
+  int eOrder;             /* DS_ORDER_KEY or DS_ORDER_GROUP */
+  DsSorter *apSorter[2];  /* both sides, in that order */
+  DsRow *apHead[2];       /* the next row of each side; NULL at its end */
+};
+void dsGroupMergeInit(DsGroupMerge *p, DsOp *pOp, int eOrder);
+int dsGroupMergeSort(DsGroupMerge *p, int s);
+void dsGroupMergeClose(DsGroupMerge *p);
+
+/* Make apHead[s] the next row of side s, NULL at its end.  Inline, as the
+** tests below: each runs once or more per row merged. */
+static inline int dsGroupMergeFetch(DsGroupMerge *p, int s){
+  int rc;
+  assert( p->apSorter[s]!=0 );
+  rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
+  if( rc==SQLITE_ROW ) return SQLITE_OK;
+  p->apHead[s] = 0;
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The merge's order of the keys of two rows.  Keys of one INTEGER, the
+** commonest, are in the same order either way (they are never NULL):
+** they are compared inline before the order is looked at. */
+static inline int dsGroupMergeCompare(const DsGroupMerge *p,
+                                      const DsRow *a, const DsRow *b){
+  i64 x, y;
+  if( dsRowKeyInt(a, &x) && dsRowKeyInt(b, &y) ) return (x > y) - (x < y);
+  if( p->eOrder==DS_ORDER_GROUP ) return dsRowGroupCompare(a, b);
+  return dsRowKeyCompareAll(a, b);
+}
+
+/*
+** Which sides have the next key group, the smallest key of the two heads:
+** DS_MERGE_LEFT, DS_MERGE_RIGHT, both, or 0 when both sides are done.
+** Equal keys with a NULL part never form one group: the left one first.
+*/
+static inline int dsGroupMergeSides(const DsGroupMerge *p){
+  const DsRow *pL = p->apHead[0];
+  const DsRow *pR = p->apHead[1];
+  int c;
+  if( pR==0 ) return pL ? DS_MERGE_LEFT : 0;
+  if( pL==0 ) return DS_MERGE_RIGHT;
+  c = dsGroupMergeCompare(p, pL, pR);
+  if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) return DS_MERGE_LEFT;
+  return c<0 ? DS_MERGE_LEFT : c>0 ? DS_MERGE_RIGHT
+             : DS_MERGE_LEFT|DS_MERGE_RIGHT;
+}
+
+/* Whether the head of side s belongs to the group of pKey, a row of that
+** group (in key order, of a key without a NULL part): it is not at its
+** end and its key is equal. */
+static inline int dsGroupMergeInGroup(const DsGroupMerge *p, int s,
+                                      const DsRow *pKey){
+  assert( p->eOrder==DS_ORDER_GROUP || !(pKey->flags & DS_ROW_NULLKEY) );
+  return p->apHead[s]!=0 && dsGroupMergeCompare(p, p->apHead[s], pKey)==0;
+}
 
 #endif /* DSEXEC_H */

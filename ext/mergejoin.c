@@ -3,15 +3,16 @@
 **
 ** Both sides go through the sorter (sort.c), which sorts in memory or,
 ** past the budget, in sorted runs on disk merged as rows are asked for.
-** The two sorted streams are then merged: the side with the smaller key
-** advances, producing its row alone when the join type keeps it; when the
-** keys are equal, the rows of that key on each side are gathered into row
-** buffers (rowbuf.c, which spill when a group outgrows memory) and their
-** cross product is produced block by block, so one key larger than memory
-** on both sides still completes.  The right side's rows are gathered
-** first: when there is one of them, the commonest case (a foreign key
-** joined to the key it refers to), the left side's rows of that key are
-** paired with it as they come from their sorter, not copied first.
+** The two sorted streams are then merged (groupmerge.c): the side with
+** the smaller key advances, producing its row alone when the join type
+** keeps it; when the keys are equal, the rows of that key on each side
+** are gathered into row buffers (rowbuf.c, which spill when a group
+** outgrows memory) and their cross product is produced block by block,
+** so one key larger than memory on both sides still completes.  The
+** right side's rows are gathered first: when there is one of them, the
+** commonest case (a foreign key joined to the key it refers to), the left
+** side's rows of that key are paired with it as they come from their
+** sorter, not copied first.
 **
 ** Keys sort as ORDER BY on the key columns would sort them, NULL first; a
 ** key with a NULL part never matches.  The output therefore comes in key
@@ -24,39 +25,35 @@ struct DsMergeJoin {
   DsPairIter base;
   DsOp *pOp;
   int abKeep[2];          /* produce unmatched rows of left, right */
-  DsSorter *apSorter[2];  /* both sides, in key order */
-  DsRow *apHead[2];       /* the next row of each side; NULL at its end */
-  int abAdvance[2];       /* apHead[s] was used: fetch the next one first */
+  DsGroupMerge merge;     /* both sides in key order, and their heads */
+  int abAdvance[2];       /* head s was used: fetch the next one first */
   DsRowBuf aGroup[2];     /* the rows of one key on each side */
   DsBlockCross cross;     /* their cross product */
   int bInGroup;           /* producing that cross product */
   int bStream;            /* pairing left rows with aGroup[1]'s one row */
 };
 
-/* Make apHead[s] the next row of side s. */
+/* Make the head of side s its next row. */
 static int dsMergeFetch(DsMergeJoin *p, int s){
-  int rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
   p->abAdvance[s] = 0;
-  if( rc==SQLITE_ROW ) return SQLITE_OK;
-  p->apHead[s] = 0;
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  return dsGroupMergeFetch(&p->merge, s);
 }
 
 /*
-** Move the rows of side s equal in key to apHead[s] into aGroup[s].  The
+** Move the rows of side s equal in key to its head into aGroup[s].  The
 ** right side's are gathered first, and the first of them, which stays in
 ** memory (bHoldFirst), has the group's key: the left side's first row may
 ** have gone to the group's file.
 */
 static int dsMergeGather(DsMergeJoin *p, int s){
   DsRowBuf *pGroup = &p->aGroup[s];
-  int rc = dsRowBufAppend(pGroup, p->apHead[s]);
+  int rc = dsRowBufAppend(pGroup, p->merge.apHead[s]);
   while( rc==SQLITE_OK ){
     if( (rc = dsOpTick(p->pOp))!=SQLITE_OK ) break;
     rc = dsMergeFetch(p, s);
-    if( rc!=SQLITE_OK || p->apHead[s]==0 ) break;
-    if( dsRowKeyCompare(p->aGroup[1].pHead, p->apHead[s])!=0 ) break;
-    rc = dsRowBufAppend(pGroup, p->apHead[s]);
+    if( rc!=SQLITE_OK ) break;
+    if( !dsGroupMergeInGroup(&p->merge, s, p->aGroup[1].pHead) ) break;
+    rc = dsRowBufAppend(pGroup, p->merge.apHead[s]);
   }
   if( rc==SQLITE_OK ) rc = dsRowBufRewind(pGroup);
   return rc;
@@ -93,8 +90,8 @@ static int dsMergeStreamNext(DsMergeJoin *p, DsRow **ap){
     int rc = dsMergeFetch(p, 0);
     if( rc!=SQLITE_OK ) return rc;
   }
-  if( p->apHead[0] && dsRowKeyCompare(p->apHead[0], pOne)==0 ){
-    ap[0] = p->apHead[0];
+  if( dsGroupMergeInGroup(&p->merge, 0, pOne) ){
+    ap[0] = p->merge.apHead[0];
     ap[1] = pOne;
     p->abAdvance[0] = 1;
     return SQLITE_ROW;
@@ -116,8 +113,7 @@ static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
   int s, rc;
   dsOpStep(p->pOp, "merge join");
   for(;;){
-    DsRow *pL, *pR;
-    int c;
+    int eSides;
     if( p->bStream ){
       rc = dsMergeStreamNext(p, ap);
       if( rc!=SQLITE_DONE ) return rc;
@@ -130,28 +126,21 @@ static int dsMergeNext(DsPairIter *pIter, DsRow **ap){
     for(s=0; s<2; s++){
       if( p->abAdvance[s] && (rc = dsMergeFetch(p, s))!=SQLITE_OK ) return rc;
     }
-    pL = p->apHead[0];
-    pR = p->apHead[1];
-    if( pL==0 && pR==0 ) return SQLITE_DONE;
-    if( pR==0 ){
-      c = -1;
-    }else if( pL==0 ){
-      c = 1;
-    }else{
-      c = dsRowKeyCompare(pL, pR);
-      /* Equal keys with a NULL part never match: left ones go first. */
-      if( c==0 && (pL->flags & DS_ROW_NULLKEY) ) c = -1;
-    }
-    if( c==0 ){
+    /* Equal keys with a NULL part never match: the merge hands them out
+    ** one side at a time, left ones first. */
+    eSides = dsGroupMergeSides(&p->merge);
+    if( eSides==0 ) return SQLITE_DONE;
+    if( eSides==(DS_MERGE_LEFT|DS_MERGE_RIGHT) ){
       rc = dsMergeStartGroup(p);
       if( rc!=SQLITE_OK ) return rc;
       continue;
     }
-    s = c<0 ? 0 : 1;
-    if( p->apHead[1-s]==0 && !p->abKeep[s] ) return SQLITE_DONE;
+    /* One side alone has the key: its row, if kept, goes out unmatched. */
+    s = eSides==DS_MERGE_LEFT ? 0 : 1;
+    if( p->merge.apHead[1-s]==0 && !p->abKeep[s] ) return SQLITE_DONE;
     p->abAdvance[s] = 1;
     if( p->abKeep[s] ){
-      ap[s] = p->apHead[s];
+      ap[s] = p->merge.apHead[s];
       ap[1-s] = 0;
       return SQLITE_ROW;
     }
@@ -165,8 +154,7 @@ static void dsMergeClose(DsPairIter *pIter){
     if( p->bInGroup ) dsBlockCrossFree(&p->cross);
     dsRowBufFree(&p->aGroup[0]);
     dsRowBufFree(&p->aGroup[1]);
-    dsSorterClose(p->apSorter[0]);
-    dsSorterClose(p->apSorter[1]);
+    dsGroupMergeClose(&p->merge);
     sqlite3_free(p);
   }
 }
@@ -180,7 +168,8 @@ static void dsMergeClose(DsPairIter *pIter){
 ** leave room for the two read back.
 */
 static void dsMergeMakeRoom(DsMergeJoin *p){
-  i64 nRoom = dsSorterWidest(p->apSorter[0]) + dsSorterWidest(p->apSorter[1])
+  i64 nRoom = dsSorterWidest(p->merge.apSorter[0])
+            + dsSorterWidest(p->merge.apSorter[1])
             + 2*dsSpillBufferBytes(p->pOp);
   p->aGroup[0].nReserve = nRoom;
   p->aGroup[1].nReserve = nRoom;
@@ -204,9 +193,8 @@ int dsMergeJoinOpen(DsOp *pOp, DsPairIter **ppIter){
   dsRowBufInit(&p->aGroup[1], pOp);
   p->aGroup[1].bHoldFirst = 1;
   pOp->stats.iBuild = -1;
-  for(s=0; s<2 && rc==SQLITE_OK; s++){
-    rc = dsSorterOpen(pOp, pOp->apSrc[s], DS_ORDER_KEY, &p->apSorter[s]);
-  }
+  dsGroupMergeInit(&p->merge, pOp, DS_ORDER_KEY);
+  for(s=0; s<2 && rc==SQLITE_OK; s++) rc = dsGroupMergeSort(&p->merge, s);
   if( rc==SQLITE_OK ) dsMergeMakeRoom(p);
   for(s=0; s<2 && rc==SQLITE_OK; s++) rc = dsMergeFetch(p, s);
   dsStatsPhase(&pOp->stats, DS_PHASE_SORT, &t);

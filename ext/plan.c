@@ -26,10 +26,11 @@
 **
 ** output_rows is exact: both sides' keys (only the keys) are sorted with
 ** the extension's own sorter, so with SPEC's key equality and within the
-** memory budget, and merged group by group, adding n*m for a key found
-** n times on the left and m times on the right, plus the unmatched rows
-** the join type keeps.  top_keys lists the ten keys that produce the most
-** rows: the check for a join that would blow up into a cartesian product.
+** memory budget, and merged group by group (groupmerge.c), adding n*m
+** for a key found n times on the left and m times on the right, plus the
+** unmatched rows the join type keeps.  top_keys lists the ten keys that
+** produce the most rows: the check for a join that would blow up into a
+** cartesian product.
 */
 #include "dataset_int.h"
 #include "dsplan.h"
@@ -185,8 +186,7 @@ typedef struct DsPlanCount DsPlanCount;
 struct DsPlanCount {
   DsOp *pOp;
   int nKey;
-  DsSorter *apSorter[2];
-  DsRow *apHead[2];       /* next row of each side, NULL at its end */
+  DsGroupMerge merge;     /* both sides' keys in key order, their heads */
   DsArena groupArena;     /* the key of the group being counted */
   i64 anRow[2];           /* rows of each side */
   i64 anKeyBytes[2];      /* bytes of their keys */
@@ -208,23 +208,20 @@ static i64 dsSatMul(i64 a, i64 b){
 static int dsPlanFetch(DsPlanCount *p, int s){
   int rc = dsOpTick(p->pOp);
   if( rc!=SQLITE_OK ) return rc;
-  rc = dsSorterNext(p->apSorter[s], &p->apHead[s]);
-  if( rc==SQLITE_ROW ){
+  rc = dsGroupMergeFetch(&p->merge, s);
+  if( rc==SQLITE_OK && p->merge.apHead[s] ){
     p->anRow[s]++;
-    p->anKeyBytes[s] += p->apHead[s]->nKey;
-    return SQLITE_OK;
+    p->anKeyBytes[s] += p->merge.apHead[s]->nKey;
   }
-  p->apHead[s] = 0;
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  return rc;
 }
 
-/* Count the rows of side s with the key of pKey, moving past them. */
+/* Count the rows of side s with the key of pKey, moving past them (pKey
+** has no NULL part: a key with one is equal to no such key). */
 static int dsPlanGroup(DsPlanCount *p, int s, const DsRow *pKey, i64 *pn){
   i64 n = 0;
   int rc = SQLITE_OK;
-  while( rc==SQLITE_OK && p->apHead[s]
-      && !(p->apHead[s]->flags & DS_ROW_NULLKEY)
-      && dsRowKeyCompare(pKey, p->apHead[s])==0 ){
+  while( rc==SQLITE_OK && dsGroupMergeInGroup(&p->merge, s, pKey) ){
     n++;
     rc = dsPlanFetch(p, s);
   }
@@ -270,37 +267,40 @@ static int dsPlanTop(DsPlanCount *p, const DsRow *pKey, i64 nL, i64 nR){
 
 /* Merge the two sorted key streams, counting. */
 static int dsPlanMerge(DsPlanCount *p){
+  DsRow **apHead = p->merge.apHead;
   int rc;
   dsOpStep(p->pOp, "count");
   rc = dsPlanFetch(p, 0);
   if( rc==SQLITE_OK ) rc = dsPlanFetch(p, 1);
-  while( rc==SQLITE_OK && (p->apHead[0] || p->apHead[1]) ){
+  while( rc==SQLITE_OK ){
     DsRow *pKey;
     i64 anGroup[2];
-    int s, c;
-    /* A key with a NULL part matches nothing. */
+    int s, eSides;
+    /* A key with a NULL part matches nothing: such rows are counted as
+    ** they reach the head, so the groups merged have keys without one. */
     for(s=0; s<2 && rc==SQLITE_OK; s++){
-      while( rc==SQLITE_OK && p->apHead[s]
-          && (p->apHead[s]->flags & DS_ROW_NULLKEY) ){
+      while( rc==SQLITE_OK && apHead[s]
+          && (apHead[s]->flags & DS_ROW_NULLKEY) ){
         p->anUnmatched[s]++;
         rc = dsPlanFetch(p, s);
       }
     }
-    if( rc!=SQLITE_OK || (p->apHead[0]==0 && p->apHead[1]==0) ) break;
-    if( p->apHead[0]==0 ) c = 1;
-    else if( p->apHead[1]==0 ) c = -1;
-    else c = dsRowKeyCompare(p->apHead[0], p->apHead[1]);
-    s = c<=0 ? 0 : 1;
-    dsArenaReset(&p->groupArena);
-    pKey = dsArenaAlloc(&p->groupArena, (i64)DS_ROW_SIZE(p->apHead[s]->nData));
-    if( pKey==0 ) return SQLITE_NOMEM;
-    memcpy(DS_ROW_IMAGE(pKey), DS_ROW_IMAGE(p->apHead[s]),
-           DS_ROW_HDR + p->apHead[s]->nData);
-    anGroup[0] = anGroup[1] = 0;
-    if( c<=0 ) rc = dsPlanGroup(p, 0, pKey, &anGroup[0]);
-    if( c>=0 && rc==SQLITE_OK ) rc = dsPlanGroup(p, 1, pKey, &anGroup[1]);
     if( rc!=SQLITE_OK ) break;
-    if( c==0 ){
+    eSides = dsGroupMergeSides(&p->merge);
+    if( eSides==0 ) break;
+    s = eSides & DS_MERGE_LEFT ? 0 : 1;
+    dsArenaReset(&p->groupArena);
+    pKey = dsArenaAlloc(&p->groupArena, (i64)DS_ROW_SIZE(apHead[s]->nData));
+    if( pKey==0 ) return SQLITE_NOMEM;
+    memcpy(DS_ROW_IMAGE(pKey), DS_ROW_IMAGE(apHead[s]),
+           DS_ROW_HDR + apHead[s]->nData);
+    anGroup[0] = anGroup[1] = 0;
+    if( eSides & DS_MERGE_LEFT ) rc = dsPlanGroup(p, 0, pKey, &anGroup[0]);
+    if( (eSides & DS_MERGE_RIGHT) && rc==SQLITE_OK ){
+      rc = dsPlanGroup(p, 1, pKey, &anGroup[1]);
+    }
+    if( rc!=SQLITE_OK ) break;
+    if( eSides==(DS_MERGE_LEFT|DS_MERGE_RIGHT) ){
       p->nMatched = dsSatAdd(p->nMatched, dsSatMul(anGroup[0], anGroup[1]));
       rc = dsPlanTop(p, pKey, anGroup[0], anGroup[1]);
     }else{
@@ -314,18 +314,14 @@ static int dsPlanMerge(DsPlanCount *p){
 /* Count what the join of the two sources would produce. */
 static int dsPlanCountRun(DsPlanCount *p){
   int s, rc = SQLITE_OK;
-  for(s=0; s<2 && rc==SQLITE_OK; s++){
-    rc = dsSorterOpen(p->pOp, p->pOp->apSrc[s], DS_ORDER_KEY,
-                      &p->apSorter[s]);
-  }
+  for(s=0; s<2 && rc==SQLITE_OK; s++) rc = dsGroupMergeSort(&p->merge, s);
   if( rc==SQLITE_OK ) rc = dsPlanMerge(p);
   return rc;
 }
 
 static void dsPlanCountFree(DsPlanCount *p){
   int i;
-  dsSorterClose(p->apSorter[0]);
-  dsSorterClose(p->apSorter[1]);
+  dsGroupMergeClose(&p->merge);
   dsArenaClear(&p->groupArena);
   for(i=0; i<p->nTop; i++) sqlite3_free(p->aTop[i].zKey);
 }
@@ -380,6 +376,7 @@ int dsJoinPlanCompute(DsConn *pConn, const DsJoinSpec *pSpec,
   memset(&count, 0, sizeof(count));
   count.pOp = &op;
   count.nKey = pSpec->nKey;
+  dsGroupMergeInit(&count.merge, &op, DS_ORDER_KEY);
   dsArenaInit(&count.groupArena, &op.mem);
   for(s=0; s<2 && rc==SQLITE_OK; s++){
     rc = dsReaderOpen(pConn, DS_FUNC_PLAN, pSpec->apIn[s], pSpec->nKey,
