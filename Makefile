@@ -270,7 +270,8 @@ build/libsqlite3_dataset.a: $(static_OBJ)
 # static_client links the extension in (libsqlite3_dataset.a); dynamic_client
 # loads build/dataset.so; test/needs4/dataset.so is the extension built to
 # require SQLite 4.0.0, so that every SQLite refuses it, and
-# test/other/dataset.so the extension under another version number.  sqlcipher_client is
+# test/other/dataset.so the extension under another version number, built
+# with -DDS_DEFAULT_THREADS=1 (its threads default to 1).  sqlcipher_client is
 # dynamic_client linked with SQLCipher 3.4, which is SQLite 3.15: the
 # extension must refuse that one (built on its own: it needs a package).
 CLIENT_HDR := tests/clients/script.h
@@ -296,7 +297,8 @@ build/sqlcipher_client: tests/clients/dynamic.c $(CLIENT_HDR) | deps-sqlcipher
 # The objects of both are the variants needs4 and other.
 needs4_CFLAGS = -O0 -DDS_MIN_SQLITE=4000000
 needs4_DEPS   = deps-build
-other_CFLAGS  = -O0 -UDS_VERSION -DDS_VERSION='"0.0.0-other"'
+other_CFLAGS  = -O0 -UDS_VERSION -DDS_VERSION='"0.0.0-other"' \
+                -DDS_DEFAULT_THREADS=1
 other_DEPS    = deps-build
 $(eval $(call ds_variant,needs4))
 $(eval $(call ds_variant,other))

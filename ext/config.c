@@ -14,8 +14,13 @@
 **   temp_dir       directory for spill files.  Default: $TMPDIR, else the
 **                  first writable of $SQLITE_TMPDIR, /var/tmp, /usr/tmp,
 **                  /tmp, as SQLite chooses.  '' or NULL restores it.
-**   threads        worker threads an operator may use, 1 to 64 (sort.c
-**                  sorts in memory on a worker when it is above 1).
+**   threads        threads an operator may use, the calling thread
+**                  included, 1 to 64.  Default: the online CPUs, at most
+**                  8 (DS_DEFAULT_THREADS below); 1 starts no thread.
+**   parallel_min_rows  a table input is read in rowid ranges on extra
+**                  connections (rangeread.c) only if it has at least this
+**                  many rows by the quick estimate; 0 to 2^63-1, default
+**                  16384.  0 lets every eligible table be read so (tests).
 **   strict_hints   1 refuses the hint and join type pairs Flink refuses.
 **   progress       1 draws a progress line on standard error, when it is
 **                  a terminal, for an operator running past about 2 s
@@ -25,6 +30,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +39,22 @@
 #define DS_DEFAULT_MEMORY_LIMIT (256 * (i64)1024 * 1024)
 #define DS_MAX_MEMORY_LIMIT ((i64)1 << 62)
 #define DS_MAX_THREADS 64
+#define DS_DEFAULT_PARALLEL_MIN_ROWS 16384
+
+/*
+** The default of threads.  Unless the build fixes it (-DDS_DEFAULT_THREADS=N,
+** 1 for a host that wants no threads started by the extension unless a
+** connection asks with ds_config('threads', N)), it is the number of CPUs
+** online as the connection loads the extension, at most
+** DS_DEFAULT_THREADS_MAX: more rarely pays for one statement, and a
+** server's connections would each take every core of a large machine.
+*/
+#define DS_DEFAULT_THREADS_MAX 8
+#ifdef DS_DEFAULT_THREADS
+# if DS_DEFAULT_THREADS<1 || DS_DEFAULT_THREADS>DS_MAX_THREADS
+#  error "DS_DEFAULT_THREADS must be from 1 to 64"
+# endif
+#endif
 
 static int dsIsWritableDir(const char *z){
   struct stat st;
@@ -91,7 +113,19 @@ static i64 dsParseSize(const char *z){
   return n << nShift;
 }
 
-/* An integer argument, given as an integer or as integer text; or -1. */
+/* The default of threads (see DS_DEFAULT_THREADS). */
+static int dsDefaultThreads(void){
+#ifdef DS_DEFAULT_THREADS
+  return DS_DEFAULT_THREADS;
+#else
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if( n<1 ) return 1;          /* unknown: -1 */
+  return n>DS_DEFAULT_THREADS_MAX ? DS_DEFAULT_THREADS_MAX : (int)n;
+#endif
+}
+
+/* A non-negative integer argument, given as an integer or as integer
+** text of at most 2^63-1; or -1. */
 static i64 dsIntArg(sqlite3_value *pVal){
   if( sqlite3_value_type(pVal)==SQLITE_INTEGER ){
     return sqlite3_value_int64(pVal);
@@ -100,8 +134,10 @@ static i64 dsIntArg(sqlite3_value *pVal){
     const char *z = (const char *)sqlite3_value_text(pVal);
     i64 n = 0;
     if( !isdigit((unsigned char)z[0]) ) return -1;
-    while( isdigit((unsigned char)*z) && n < ((i64)1 << 40) ){
-      n = n*10 + (*z++ - '0');
+    while( isdigit((unsigned char)*z) ){
+      int d = *z++ - '0';
+      if( n > (INT64_MAX - d) / 10 ) return -1;   /* would overflow */
+      n = n*10 + d;
     }
     return *z ? -1 : n;
   }
@@ -210,6 +246,18 @@ static int dsSetThreads(sqlite3_context *ctx, DsConn *pConn,
   return SQLITE_OK;
 }
 
+static int dsSetParallelMinRows(sqlite3_context *ctx, DsConn *pConn,
+                                sqlite3_value *pVal){
+  i64 n = dsIntArg(pVal);
+  if( n<0 ){
+    dsConfigError(ctx, "parallel_min_rows must be an integer from 0 to "
+                  "9223372036854775807", pVal);
+    return SQLITE_ERROR;
+  }
+  pConn->nParallelMinRows = n;
+  return SQLITE_OK;
+}
+
 static int dsSetStrictHints(sqlite3_context *ctx, DsConn *pConn,
                             sqlite3_value *pVal){
   i64 n = dsIntArg(pVal);
@@ -245,7 +293,8 @@ static void dsConfigResult(sqlite3_context *ctx, DsConn *pConn, int i){
       break;
     }
     case 2: sqlite3_result_int(ctx, pConn->nThread); break;
-    case 3: sqlite3_result_int(ctx, pConn->bStrictHints); break;
+    case 3: sqlite3_result_int64(ctx, pConn->nParallelMinRows); break;
+    case 4: sqlite3_result_int(ctx, pConn->bStrictHints); break;
     default: sqlite3_result_int(ctx, pConn->bProgress); break;
   }
 }
@@ -257,6 +306,7 @@ static const struct DsSetting {
   { "memory_limit", dsSetMemoryLimit },
   { "temp_dir",     dsSetTempDir },
   { "threads",      dsSetThreads },
+  { "parallel_min_rows", dsSetParallelMinRows },
   { "strict_hints", dsSetStrictHints },
   { "progress",     dsSetProgress },
 };
@@ -269,9 +319,10 @@ static void dsConfigAll(sqlite3_context *ctx, DsConn *pConn){
   dsTextAppendf(&out, "{\"memory_limit\":%lld,\"temp_dir\":",
                 pConn->nMemLimit);
   dsJsonString(&out, zDir, (int)strlen(zDir));
-  dsTextAppendf(&out, ",\"threads\":%d,\"strict_hints\":%d,"
-                "\"progress\":%d}",
-                pConn->nThread, pConn->bStrictHints, pConn->bProgress);
+  dsTextAppendf(&out, ",\"threads\":%d,\"parallel_min_rows\":%lld,"
+                "\"strict_hints\":%d,\"progress\":%d}",
+                pConn->nThread, pConn->nParallelMinRows, pConn->bStrictHints,
+                pConn->bProgress);
   dsTextResult(ctx, &out, 1, "ds_config", "the JSON object of the settings");
   dsTextFree(&out);
 }
@@ -286,7 +337,8 @@ static int dsConfigRefuseType(sqlite3_context *ctx, sqlite3_value *pName,
   char *zMsg = 0;
   if( sqlite3_value_type(pName)!=SQLITE_TEXT ){
     zMsg = sqlite3_mprintf("ds_config: the name of a setting must be text "
-        "(memory_limit, temp_dir, threads, strict_hints, progress), "
+        "(memory_limit, temp_dir, threads, parallel_min_rows, strict_hints, "
+        "progress), "
         "not %s",
         dsTypeNoun(pName));
   }else if( pVal && sqlite3_value_type(pVal)==SQLITE_BLOB ){
@@ -335,7 +387,8 @@ static void dsConfigFunc(sqlite3_context *ctx, int argc,
   }
   if( zName==0 || i==DS_N_SETTING ){
     char *zMsg = sqlite3_mprintf("ds_config: unknown setting '%s'; settings: "
-        "memory_limit, temp_dir, threads, strict_hints, progress",
+        "memory_limit, temp_dir, threads, parallel_min_rows, strict_hints, "
+        "progress",
         zName ? zName : "NULL");
     sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
     sqlite3_free(zMsg);
@@ -349,7 +402,8 @@ int dsRegisterConfig(sqlite3 *db, DsConn *pConn){
   int rc = SQLITE_OK;
   int nArg;
   pConn->nMemLimit = DS_DEFAULT_MEMORY_LIMIT;
-  pConn->nThread = 1;
+  pConn->nThread = dsDefaultThreads();
+  pConn->nParallelMinRows = DS_DEFAULT_PARALLEL_MIN_ROWS;
   pConn->bStrictHints = 0;
   pConn->bProgress = 0;
   pConn->msProgressDelay = 2000;

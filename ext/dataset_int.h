@@ -107,6 +107,7 @@ struct DsConn {
   i64 nMemLimit;          /* memory_limit: bytes all operators may hold */
   char *zTempDir;         /* temp_dir as set, or NULL for the default */
   int nThread;            /* threads */
+  i64 nParallelMinRows;  /* parallel_min_rows */
   int bStrictHints;       /* strict_hints */
   int bProgress;          /* progress */
   int msProgressDelay;    /* draw the line after this long (progress.c) */

@@ -462,7 +462,8 @@ struct DsSorter {
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
-  DsSortJob job;          /* the in-memory sort, when on a worker thread */
+  DsSortJob job;          /* the in-memory sort */
+  int bJob;               /* job not finished: it holds the spare array */
   pthread_t thread;
   int bThread;            /* the worker is running or not yet joined */
 };
@@ -888,6 +889,14 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
 /*
 ** Sort the gathered entries on a worker thread, if the connection allows
 ** threads and there are enough of them to be worth it; else here.
+**
+** Either way the job is finished, and the array the sorted entries did
+** not end in freed, only at the first dsSorterNext(): a worker sorts
+** while the caller goes on (to read the other side of a merge join), and
+** the array it sorts into is held meanwhile.  Held just as long without
+** the worker, the budget's account is the same whether a thread sorted
+** or not, and so are the spills it decides and the peak
+** ds_last_stats() reports, for every value of threads.
 */
 static int dsSorterSortMemory(DsSorter *p){
   DsOp *pOp = p->pOp;
@@ -895,6 +904,7 @@ static int dsSorterSortMemory(DsSorter *p){
                          p->eOrder, p->bTies);
   if( rc!=SQLITE_OK ) return rc;
   dsOpStep(pOp, "radix sort");
+  p->bJob = 1;
   if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
     /* The worker must not step statements of the connection: it reads
     ** the interrupt flag where SQLite has sqlite3_is_interrupted(). */
@@ -906,29 +916,32 @@ static int dsSorterSortMemory(DsSorter *p){
     p->job.xCheck = dsSortJobCheckOp;
   }
   dsSortJobRun(&p->job);
-  return dsSortJobFinish(&p->job, pOp, &p->aEntry);
+  return p->job.rc;
 }
 
 /*
-** Wait for the worker; while waiting, notice an interrupt of the
-** connection (or a progress handler that says stop) and stop the worker
-** then.
+** Finish the in-memory sort: wait for the worker, if one sorts; while
+** waiting, notice an interrupt of the connection (or a progress handler
+** that says stop) and stop the worker then.
 */
 static int dsSorterJoin(DsSorter *p){
   int rc;
   int rcCheck = SQLITE_OK;
-  if( !p->bThread ) return SQLITE_OK;
-  dsOpStep(p->pOp, "radix sort (worker)");
-  while( !atomic_load(&p->job.bDone) ){
-    struct timespec ts = { 0, 200000 };     /* 0.2 ms */
-    nanosleep(&ts, 0);
-    if( rcCheck==SQLITE_OK
-     && (rcCheck = dsOpCheckInterrupt(p->pOp))!=SQLITE_OK ){
-      atomic_store(&p->job.bAbort, 1);
+  if( !p->bJob ) return SQLITE_OK;
+  if( p->bThread ){
+    dsOpStep(p->pOp, "radix sort (worker)");
+    while( !atomic_load(&p->job.bDone) ){
+      struct timespec ts = { 0, 200000 };     /* 0.2 ms */
+      nanosleep(&ts, 0);
+      if( rcCheck==SQLITE_OK
+       && (rcCheck = dsOpCheckInterrupt(p->pOp))!=SQLITE_OK ){
+        atomic_store(&p->job.bAbort, 1);
+      }
     }
+    pthread_join(p->thread, 0);
+    p->bThread = 0;
   }
-  pthread_join(p->thread, 0);
-  p->bThread = 0;
+  p->bJob = 0;
   rc = dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
   /* A check that failed is the answer, even if the worker was done
   ** before it saw bAbort. */
@@ -1006,7 +1019,7 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
 /* The next row in order: SQLITE_ROW or SQLITE_DONE (or an error). */
 int dsSorterNext(DsSorter *p, DsRow **ppRow){
   if( p->nRun ) return dsMergerNext(p, &p->merge, ppRow);
-  if( p->bThread ){
+  if( p->bJob ){
     int rc = dsSorterJoin(p);
     if( rc!=SQLITE_OK ) return rc;
   }
@@ -1030,6 +1043,9 @@ void dsSorterClose(DsSorter *p){
       atomic_store(&p->job.bAbort, 1);
       pthread_join(p->thread, 0);
       p->bThread = 0;
+    }
+    if( p->bJob ){
+      p->bJob = 0;
       dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
     }
     dsMergerFree(p, &p->merge);

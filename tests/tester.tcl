@@ -29,6 +29,8 @@
 #   execsql SQL ?DB?, catchsql SQL ?DB? the helpers behind the above
 #   reset_db                            close `db`, open it again on a fresh
 #                                       empty database file
+#   default_threads                     the default of ds_config('threads'):
+#                                       the CPUs online, at most 8
 #   finish_test                         print `N passed, N failed`, clean up,
 #                                       exit 1 if anything failed
 #
@@ -125,6 +127,15 @@ proc open_encoded_db {name enc} {
       (char(0xFF61)), (char(0x1F600)), ('z'), (1), (NULL);
     INSERT INTO r16 SELECT k FROM l16;
   }
+}
+
+# The default of ds_config('threads') in a build without
+# -DDS_DEFAULT_THREADS (ext/config.c): the CPUs online, at most 8, at
+# least 1.  getconf asks sysconf(_SC_NPROCESSORS_ONLN), as the extension
+# does (nproc counts only the CPUs this process may run on).
+proc default_threads {} {
+  set n [exec getconf _NPROCESSORS_ONLN]
+  expr {$n > 8 ? 8 : ($n < 1 ? 1 : $n)}
 }
 
 # A scratch directory for this test process, removed by finish_test.
