@@ -6,6 +6,9 @@
 #                    and wheel, the npm tarball
 #   make demo        build, then run every sql/examples/*.sql in the sqlite3 shell
 #   make test        build, then run the whole test suite
+#   make test-threads1  the differential suites again with threads 1
+#                    (DS_TEST_THREADS=1), where `make test` runs with the
+#                    default (the number of cores, at most 8)
 #   make testfixture a tclsh with the extension linked in statically
 #                    (-DSQLITE_CORE, sqlite3_auto_extension), for sanitizers
 #                    and fault injection
@@ -98,7 +101,7 @@ build/$(1)/%.o: ext/%.c $$(HDR) | $$($(1)_DEPS)
 	$$($(1)_CC) $$(DS_CFLAGS) $$($(1)_CFLAGS) -c -o $$@ $$<
 endef
 
-.PHONY: all demo test testfixture clean deps-build deps-demo deps-test \
+.PHONY: all demo test test-threads1 testfixture clean deps-build deps-demo deps-test \
         deps-fixture install uninstall clients node-client deps-sqlcipher \
         bench bench-quick bench-callgrind deps-bench deps-callgrind \
         sanitize valgrind deps-sanitize deps-valgrind \
@@ -158,6 +161,17 @@ demo: $(LIB) | deps-demo
 # to the directory packaging/.
 test: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
 	set -f; DS_TESTFIXTURE=build/testfixture $(TCLSH) tests/runall.tcl $(TESTS)
+
+# The differential suites (each compares the operators with SQLite's own
+# SQL) with threads 1 on every connection they open (tester.tcl, and the
+# soak and fuzz drivers through tests/oracle.c, read DS_TEST_THREADS):
+# the single-threaded path, which `make test` no longer takes by default.
+THREADS1_TESTS := join_diff.test join_vtab_diff.test cogroup.test \
+                  cogroup_vtab.test cross.test cross_vtab.test soak.test \
+                  fuzz.test threads.test
+test-threads1: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
+	DS_TEST_THREADS=1 DS_TESTFIXTURE=build/testfixture \
+	    $(TCLSH) tests/runall.tcl $(THREADS1_TESTS)
 
 # --- Sanitizers and valgrind (docs/reliability.md) --------------------------
 # make sanitize: the whole suite (every tests/*.test, sql/examples, docs

@@ -1331,6 +1331,25 @@ int orOpen(sqlite3 *db, OrCtx **pp){
   return SQLITE_OK;
 }
 
+/*
+** DS_TEST_THREADS=N in the environment (`make test-threads1`): give
+** connection db ds_config('threads', N), as tests/tester.tcl does for
+** every connection of the Tcl tests, so that the soak and fuzz drivers
+** run with that many threads instead of the default.  SQLITE_OK, or the
+** error of ds_config() for a value it refuses (the caller stops).
+*/
+int orTestThreads(sqlite3 *db){
+  const char *z = getenv("DS_TEST_THREADS");
+  char *zSql;
+  int rc;
+  if( z==0 || z[0]==0 ) return SQLITE_OK;
+  zSql = sqlite3_mprintf("SELECT ds_config('threads', %Q)", z);
+  if( zSql==0 ) return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  return rc;
+}
+
 void orClose(OrCtx *p){
   int i;
   if( p==0 ) return;

@@ -87,5 +87,6 @@ char *orOracleSql(OrCtx *p, const OrCase *pCase);
 char *orSqlLiteral(sqlite3_value *pVal);
 void orDumpTable(sqlite3 *db, const char *zName, FILE *out);
 char *orJsonValueSql(const char *zExpr);
+int orTestThreads(sqlite3 *db);
 
 #endif

@@ -31,7 +31,8 @@
 ** budget.
 **
 ** The extension is linked in (-DSQLITE_CORE) and registered on the one
-** connection, an in-memory database.  Spill files go to --temp-dir, by
+** connection, an in-memory database, with ds_config('threads', N) when
+** DS_TEST_THREADS=N is set (`make test-threads1`).  Spill files go to --temp-dir, by
 ** default /dev/shm when that is a writable directory (creating and
 ** deleting thousands of small files on a disk file system costs more
 ** than the cases themselves), else the extension's default.
@@ -769,7 +770,8 @@ int main(int argc, char **argv){
   memset(anForm, 0, sizeof(anForm));
   if( sqlite3_open(":memory:", &db)!=SQLITE_OK
    || sqlite3_dataset_init(db, &zErr, 0)!=SQLITE_OK
-   || orOpen(db, &pOr)!=SQLITE_OK ){
+   || orOpen(db, &pOr)!=SQLITE_OK
+   || orTestThreads(db)!=SQLITE_OK ){
     fprintf(stderr, "soak: cannot set up: %s\n", zErr ? zErr : sqlite3_errmsg(db));
     return 2;
   }

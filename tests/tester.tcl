@@ -50,7 +50,11 @@
 # round-trip form (1.0, 0.1, 1.1111111111111112), not SQLite's %!.15g.
 #
 # Environment: DS_EXT (extension path), DS_TEST_VERBOSE=1 (print every test
-# name as it passes), TMPDIR (where the scratch databases go).
+# name as it passes), TMPDIR (where the scratch databases go),
+# DS_TEST_THREADS=N (every connection opened here runs
+# ds_config('threads', N) once the extension is there: `make
+# test-threads1` runs the differential suites with 1, where the default
+# is the number of cores).
 
 package require sqlite3
 
@@ -96,6 +100,13 @@ proc ds_prepare_connection {db} {
     if {[catch {$db eval {SELECT ds_version()}} msg]} {
       error "extension loaded from '$path' but ds_version() fails: $msg"
     }
+  }
+  if {[info exists ::env(DS_TEST_THREADS)] && $::env(DS_TEST_THREADS) ne ""} {
+    set n $::env(DS_TEST_THREADS)
+    if {![string is integer -strict $n]} {
+      error "DS_TEST_THREADS must be an integer, not '$n'"
+    }
+    $db eval "SELECT ds_config('threads', $n)"
   }
 }
 

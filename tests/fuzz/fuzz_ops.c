@@ -1011,6 +1011,9 @@ static void fzReconnect(Fz *p, const char *zMod){
    || sqlite3_dataset_init(db2, &zErr, 0)!=SQLITE_OK ){
     fzFail(p, "cannot open a second connection: %s", sqlite3_errmsg(db2));
   }
+  if( orTestThreads(db2)!=SQLITE_OK ){
+    fzFail(p, "DS_TEST_THREADS: %s", sqlite3_errmsg(db2));
+  }
   sqlite3_progress_handler(db2, FZ_TICK, fzProgress, p);
   p->db = db2;
   fzRun(p, zMod, "SELECT * FROM main.fz_raw", 0, 0);
@@ -1386,6 +1389,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *aData, size_t nData){
   }
   if( sqlite3_dataset_init(p->db, &zErr, 0)!=SQLITE_OK ) fzFail(p, "init: %s", zErr);
   if( orOpen(p->db, &p->pOr)!=SQLITE_OK ) fzFail(p, "oracle");
+  if( orTestThreads(p->db)!=SQLITE_OK ){
+    fzFail(p, "DS_TEST_THREADS: %s", sqlite3_errmsg(p->db));
+  }
   sqlite3_progress_handler(p->db, FZ_TICK, fzProgress, p);
   /* Spill files go to a memory file system when there is one (creating
   ** and removing thousands of them on a disk costs more than the rest),
