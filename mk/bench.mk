@@ -23,12 +23,21 @@ bench-quick: $(LIB) build/dsbench | deps-bench
 	build/dsbench run --quick --reps $(or $(REPS),3) $(BENCH_OPTS)
 	$(BENCH_REPORT)
 
+# The timed part of one case under callgrind: collection is toggled on
+# as runTimed is entered in the calling thread, and as start_thread (glibc's
+# entry of every new thread) is entered in the extension's worker threads,
+# which the statement starts and joins within runTimed; each flag alone
+# would miss the other's instructions.  THREADS=N runs a case of the
+# extension with ds_config('threads', N), whatever its :tN says; a name
+# without :tN runs with 1, which keeps instruction counts comparable from
+# one commit to the next.
 bench-callgrind: $(LIB) build/dsbench | deps-callgrind
 	@test -n "$(CASE)" || { echo "usage: make bench-callgrind CASE=NAME" \
-	    "(build/dsbench list prints the names)"; exit 1; }
+	    "[THREADS=N] (build/dsbench list prints the names)"; exit 1; }
 	build/dsbench gen '$(CASE)'
 	valgrind --tool=callgrind --toggle-collect=runTimed \
+	    --toggle-collect=start_thread \
 	    --callgrind-out-file=build/bench/callgrind.out \
-	    build/dsbench one '$(CASE)' $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
+	    build/dsbench one '$(CASE)' $(if $(THREADS),--threads $(THREADS)) \
+	    $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
 	callgrind_annotate --threshold=99 build/bench/callgrind.out | head -45
-
