@@ -338,7 +338,14 @@ static void addCase(CaseList *pL, const Options *pOpt, const Dataset *pD,
     c.nThread = eForm>=F_TVF ? aThreads[t] : 0;
     c.iGroup = pL->nGroup;
     caseName(&c);
-    if( !matchFilter(pOpt->zFilter, c.zName) ) continue;
+    if( !matchFilter(pOpt->zFilter, c.zName) ){
+      /* A pattern written before the :tN suffix, or without it
+      ** (...:vt:BS), selects the case with every threads setting. */
+      char zBase[128];
+      memcpy(zBase, c.zName, sizeof(zBase));
+      if( c.nThread>0 ) *strrchr(zBase, ':') = 0;
+      if( c.nThread==0 || !matchFilter(pOpt->zFilter, zBase) ) continue;
+    }
     if( pL->n==pL->nAlloc ){
       pL->nAlloc = pL->nAlloc ? 2*pL->nAlloc : 256;
       pL->a = realloc(pL->a, sizeof(Case) * (size_t)pL->nAlloc);
