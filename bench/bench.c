@@ -7,14 +7,16 @@
 **   dsbench list [OPTIONS]    print the names of the cases
 **   dsbench gen CASE|DATASET  generate one dataset (if not cached)
 **   dsbench one CASE [OPTIONS] run one case once in this process and print
-**                             its time (for valgrind --tool=callgrind)
+**                             its time (for valgrind --tool=callgrind);
+**                             a case of the extension named without :tN
+**                             runs with --threads N, default 1
 **
 ** Options: --quick (the two smaller sizes, three hints, count and left
 ** outer on uni only), --reps N (runs per case),
 ** --filter GLOB[,GLOB...] (case names, fnmatch), --data DIR (datasets),
 ** --out FILE (results, TSV), --meta FILE (machine and build, TSV),
 ** --ext PATH (the extension, default build/dataset), --commit TEXT,
-** --timeout SECONDS (per run, default 900).
+** --timeout SECONDS (per run, default 900), --threads N (`one` only).
 **
 ** Data.  Each dataset is one SQLite file holding a build side
 **
@@ -39,7 +41,21 @@
 **
 ** Cases.  A case is one query on one dataset in one form, named
 **
-**     DATASET:JOIN:QUERY:FORM:HINT      e.g. uni-1Mx10M:inner:sum:vt:BS
+**     DATASET:JOIN:QUERY:FORM:HINT[:tN]  e.g. uni-1Mx10M:inner:sum:vt:BS:t2
+**
+** Every case of the extension (the forms tvf, vt and their variants) runs
+** twice, with ds_config('threads', 1) and ('threads', 2), named :t1 and
+** :t2, in the same group: parallel work shows in wall-clock time, and the
+** two are set side by side.  SQLite's own cases (native, tuned, scan,
+** read) do not depend on the setting and run once, with no suffix.
+**
+** JOIN is inner, left or full, or one of the two other operators:
+** `cogroup` (ds_cogroup on the largest uni dataset, query `count`:
+** count(*), sum(left_count), sum(right_count), which needs no JSON; its
+** `native` is SQLite's GROUP BY over both tables' keys) and `cross`
+** (ds_cross on `one`, 1K x 10K: ten million pairs, query `sum`; `native`
+** is `FROM p, b`; hints OC FS SS: OPTIMIZER_CHOOSES, FIRST_IS_SMALL,
+** SECOND_IS_SMALL).
 **
 ** QUERY is `count` (count(*) over the join: only the keys are read),
 ** `sum` (count(*), sum(p.pi), sum(b.br): a payload column of each side),
@@ -90,8 +106,10 @@
 ** later (rotating order), so drift over time hits every case alike.  Each
 ** run is a child process (fork): it opens the database, loads the
 ** extension, prepares, and times with CLOCK_MONOTONIC from prepare to
-** finalize around the sqlite3_step() loop; the parent reads the child's
-** peak RSS from wait4().  Runs are sequential: one at a time.
+** finalize around the sqlite3_step() loop, and takes the CPU time of the
+** same span from getrusage(RUSAGE_SELF) (user + system of every thread of
+** the process, the extension's workers included); the parent reads the
+** child's peak RSS from wait4().  Runs are sequential: one at a time.
 */
 #define _GNU_SOURCE
 #include <sqlite3.h>
@@ -177,8 +195,14 @@ static char *datasetPath(const char *zDir, const Dataset *pD){
 #define JT_INNER 0
 #define JT_LEFT  1
 #define JT_FULL  2
-static const char *const azJtName[] = { "inner", "left", "full" };
-static const char *const azJtSql[] = { "INNER", "LEFT_OUTER", "FULL_OUTER" };
+#define JT_COGROUP 3      /* ds_cogroup, not a join */
+#define JT_CROSS 4        /* ds_cross, not a join */
+static const char *const azJtName[] = {
+  "inner", "left", "full", "cogroup", "cross"
+};
+static const char *const azJtSql[] = {
+  "INNER", "LEFT_OUTER", "FULL_OUTER", "", ""
+};
 
 #define Q_COUNT   0
 #define Q_SUM     1
@@ -214,6 +238,22 @@ static const char *const azHintSql[N_HINT] = {
 #define H_NONE (-1)
 #define H_BS   2
 
+/* ds_cross's hints, in the same slots: OC, FIRST_IS_SMALL, SECOND_IS_SMALL */
+#define N_CROSS_HINT 3
+static const char *const azCrossHintShort[N_CROSS_HINT] = { "OC", "FS", "SS" };
+static const char *const azCrossHintSql[N_CROSS_HINT] = {
+  "OPTIMIZER_CHOOSES", "FIRST_IS_SMALL", "SECOND_IS_SMALL"
+};
+
+/*
+** The `threads` settings every case of the extension's operators runs
+** with (ds_config('threads', N), named :tN): 1, and 2, the cores of the
+** machine the targets are set on.  SQLite's own cases (native, tuned,
+** scan, read) do not depend on it and run once, without a suffix.
+*/
+static const int aThreads[] = { 1, 2 };
+#define N_THREADS (int)(sizeof(aThreads)/sizeof(aThreads[0]))
+
 typedef struct Case Case;
 struct Case {
   const Dataset *pData;
@@ -221,6 +261,7 @@ struct Case {
   int eQuery;
   int eForm;
   int eHint;              /* 0..N_HINT-1, or H_NONE */
+  int nThread;            /* ds_config('threads'), or 0: not the extension */
   int iGroup;             /* cases of one group alternate */
   char zName[128];
 };
@@ -238,12 +279,26 @@ struct Options {
   int nTimeout;
 };
 
+/* The short and the SQL name of a case's hint ("-" and NULL for none). */
+static const char *hintShort(const Case *pC){
+  if( pC->eHint==H_NONE ) return "-";
+  return pC->eJt==JT_CROSS ? azCrossHintShort[pC->eHint]
+                           : azHintShort[pC->eHint];
+}
+static const char *hintSql(const Case *pC){
+  if( pC->eHint==H_NONE ) return 0;
+  return pC->eJt==JT_CROSS ? azCrossHintSql[pC->eHint]
+                           : azHintSql[pC->eHint];
+}
+
 static void caseName(Case *pC){
   char zData[64];
+  char zThread[16] = "";
   datasetName(pC->pData, zData, sizeof(zData));
-  snprintf(pC->zName, sizeof(pC->zName), "%s:%s:%s:%s:%s", zData,
+  if( pC->nThread>0 ) snprintf(zThread, sizeof(zThread), ":t%d", pC->nThread);
+  snprintf(pC->zName, sizeof(pC->zName), "%s:%s:%s:%s:%s%s", zData,
            azJtName[pC->eJt], azQueryName[pC->eQuery], azFormName[pC->eForm],
-           pC->eHint==H_NONE ? "-" : azHintShort[pC->eHint]);
+           hintShort(pC), zThread);
 }
 
 static int matchFilter(const char *zFilter, const char *zName){
@@ -267,24 +322,37 @@ struct CaseList {
   int nGroup;
 };
 
+/* A case of the extension's operators is added once for each setting
+** of aThreads[], in the same group, so that they alternate. */
 static void addCase(CaseList *pL, const Options *pOpt, const Dataset *pD,
                     int eJt, int eQuery, int eForm, int eHint){
-  Case c;
-  memset(&c, 0, sizeof(c));
-  c.pData = pD;
-  c.eJt = eJt;
-  c.eQuery = eQuery;
-  c.eForm = eForm;
-  c.eHint = eHint;
-  c.iGroup = pL->nGroup;
-  caseName(&c);
-  if( !matchFilter(pOpt->zFilter, c.zName) ) return;
-  if( pL->n==pL->nAlloc ){
-    pL->nAlloc = pL->nAlloc ? 2*pL->nAlloc : 256;
-    pL->a = realloc(pL->a, sizeof(Case) * (size_t)pL->nAlloc);
-    if( pL->a==0 ){ fprintf(stderr, "out of memory\n"); exit(1); }
+  int t;
+  for(t=0; t<(eForm>=F_TVF ? N_THREADS : 1); t++){
+    Case c;
+    memset(&c, 0, sizeof(c));
+    c.pData = pD;
+    c.eJt = eJt;
+    c.eQuery = eQuery;
+    c.eForm = eForm;
+    c.eHint = eHint;
+    c.nThread = eForm>=F_TVF ? aThreads[t] : 0;
+    c.iGroup = pL->nGroup;
+    caseName(&c);
+    if( !matchFilter(pOpt->zFilter, c.zName) ){
+      /* A pattern written before the :tN suffix, or without it
+      ** (...:vt:BS), selects the case with every threads setting. */
+      char zBase[128];
+      memcpy(zBase, c.zName, sizeof(zBase));
+      if( c.nThread>0 ) *strrchr(zBase, ':') = 0;
+      if( c.nThread==0 || !matchFilter(pOpt->zFilter, zBase) ) continue;
+    }
+    if( pL->n==pL->nAlloc ){
+      pL->nAlloc = pL->nAlloc ? 2*pL->nAlloc : 256;
+      pL->a = realloc(pL->a, sizeof(Case) * (size_t)pL->nAlloc);
+      if( pL->a==0 ){ fprintf(stderr, "out of memory\n"); exit(1); }
+    }
+    pL->a[pL->n++] = c;
   }
-  pL->a[pL->n++] = c;
 }
 
 /* The hints a group runs: all six, or with --quick OPTIMIZER_CHOOSES,
@@ -332,6 +400,31 @@ static void addSpillGroup(CaseList *pL, const Options *pOpt,
   pL->nGroup++;
 }
 
+/* coGroup: the key counts of each group (no JSON), against SQLite's
+** GROUP BY over both tables and the scan of the keys. */
+static void addCogroupGroup(CaseList *pL, const Options *pOpt,
+                            const Dataset *pD){
+  addCase(pL, pOpt, pD, JT_COGROUP, Q_COUNT, F_NATIVE, H_NONE);
+  addCase(pL, pOpt, pD, JT_COGROUP, Q_COUNT, F_SCAN, H_NONE);
+  addCase(pL, pOpt, pD, JT_COGROUP, Q_COUNT, F_TVF, H_NONE);
+  addCase(pL, pOpt, pD, JT_COGROUP, Q_COUNT, F_VT, H_NONE);
+  pL->nGroup++;
+}
+
+/* cross: every pair with a payload sum, in the typed form with each of
+** its hints and in the table-valued form with the default one. */
+static void addCrossGroup(CaseList *pL, const Options *pOpt,
+                          const Dataset *pD){
+  int h;
+  addCase(pL, pOpt, pD, JT_CROSS, Q_SUM, F_NATIVE, H_NONE);
+  addCase(pL, pOpt, pD, JT_CROSS, Q_SUM, F_SCAN, H_NONE);
+  addCase(pL, pOpt, pD, JT_CROSS, Q_SUM, F_TVF, 0);
+  for(h=0; h<N_CROSS_HINT; h++){
+    addCase(pL, pOpt, pD, JT_CROSS, Q_SUM, F_VT, h);
+  }
+  pL->nGroup++;
+}
+
 static int isLargest(const Options *pOpt, const Dataset *pD){
   return pD->nBuild==1000000
       && pD->nProbe==(pOpt->bQuick ? 1000000 : 10000000);
@@ -369,6 +462,11 @@ static void buildCaseList(CaseList *pL, const Options *pOpt){
     }
     if( strcmp(pD->zDist, "uni")==0 && isLargest(pOpt, pD) ){
       addSpillGroup(pL, pOpt, pD);
+      addCogroupGroup(pL, pOpt, pD);
+    }
+    if( strcmp(pD->zDist, "one")==0 ){
+      /* 1K x 10K: ten million pairs. */
+      addCrossGroup(pL, pOpt, pD);
     }
   }
 }
@@ -632,6 +730,42 @@ static char *caseSql(const Case *pC, int iSide){
   int bAgg = pC->eQuery!=Q_ALL;
   int bSum = pC->eQuery!=Q_COUNT && bAgg;
   const char *zJt = pC->eJt==JT_LEFT ? "LEFT JOIN" : "JOIN";
+  if( pC->eJt==JT_COGROUP ){
+    /* The number of keys and the rows of each side, as coGroup's
+    ** left_count and right_count give them (no NULL keys in the data). */
+    switch( pC->eForm ){
+      case F_NATIVE:
+        return sqlite3_mprintf(
+            "SELECT count(*), sum(lc), sum(rc) FROM ("
+            "SELECT sum(l) AS lc, sum(r) AS rc FROM ("
+            "SELECT pk AS k, 1 AS l, 0 AS r FROM p "
+            "UNION ALL SELECT bk, 0, 1 FROM b) GROUP BY k)");
+      case F_TVF:
+        return sqlite3_mprintf("SELECT count(*), sum(left_count), "
+                               "sum(right_count) FROM ds_cogroup("
+                               "'p', 'b', 'pk', 'bk')");
+      case F_VT:
+        return sqlite3_mprintf("SELECT count(*), sum(left_count), "
+                               "sum(right_count) FROM temp.j");
+      default:
+        break;    /* the scan of the keys, below */
+    }
+  }
+  if( pC->eJt==JT_CROSS ){
+    switch( pC->eForm ){
+      case F_NATIVE:
+        return sqlite3_mprintf("SELECT count(*), sum(p.pi), sum(b.br) "
+                               "FROM p, b");
+      case F_TVF:
+        return sqlite3_mprintf("SELECT count(*), sum(left->>'pi'), "
+                               "sum(right->>'br') FROM ds_cross("
+                               "'SELECT pk, pi FROM p', "
+                               "'SELECT bk, br FROM b', '%s')",
+                               hintSql(pC));
+      default:
+        break;    /* scan, and the typed form's query, below */
+    }
+  }
   switch( pC->eForm ){
     case F_NATIVE:
     case F_TUNED:
@@ -670,23 +804,23 @@ static char *caseSql(const Case *pC, int iSide){
       if( !bAgg ){
         return sqlite3_mprintf("SELECT key, left, right FROM ds_join_hint("
                                "'p', 'b', 'pk', 'bk', '%s', '%s')",
-                               azHintSql[pC->eHint], azJtSql[pC->eJt]);
+                               hintSql(pC), azJtSql[pC->eJt]);
       }
       if( !bSum ){
         return sqlite3_mprintf("SELECT count(*) FROM ds_join_hint("
                                "'p', 'b', 'pk', 'bk', '%s', '%s')",
-                               azHintSql[pC->eHint], azJtSql[pC->eJt]);
+                               hintSql(pC), azJtSql[pC->eJt]);
       }
       return sqlite3_mprintf("SELECT count(*), sum(left->>'pi'), "
                              "sum(right->>'br') FROM ds_join_hint("
                              "'SELECT pk, pi FROM p', 'SELECT bk, br FROM b', "
                              "'pk', 'bk', '%s', '%s')",
-                             azHintSql[pC->eHint], azJtSql[pC->eJt]);
+                             hintSql(pC), azJtSql[pC->eJt]);
     case F_TVF_WIDE:
       return sqlite3_mprintf("SELECT count(*), sum(left->>'pi'), "
                              "sum(right->>'br') FROM ds_join_hint("
                              "'p', 'b', 'pk', 'bk', '%s', '%s')",
-                             azHintSql[pC->eHint], azJtSql[pC->eJt]);
+                             hintSql(pC), azJtSql[pC->eJt]);
     case F_TVF_CTE:
       return sqlite3_mprintf("WITH v AS MATERIALIZED ("
                              "SELECT left->>'pi' AS pi, "
@@ -694,7 +828,7 @@ static char *caseSql(const Case *pC, int iSide){
                              "'SELECT pk, pi FROM p', 'SELECT bk, br FROM b', "
                              "'pk', 'bk', '%s', '%s')) "
                              "SELECT count(*), sum(pi), sum(br) FROM v",
-                             azHintSql[pC->eHint], azJtSql[pC->eJt]);
+                             hintSql(pC), azJtSql[pC->eJt]);
     default: /* F_VT */
       if( !bAgg ) return sqlite3_mprintf("SELECT * FROM temp.j");
       return sqlite3_mprintf("SELECT count(*)%s FROM temp.j",
@@ -703,10 +837,20 @@ static char *caseSql(const Case *pC, int iSide){
 }
 
 static char *vtCreateSql(const Case *pC){
+  if( pC->eJt==JT_COGROUP ){
+    return sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE temp.j USING ds_cogroup(left=p, right=b, "
+        "left_key=pk, right_key=bk)");
+  }
+  if( pC->eJt==JT_CROSS ){
+    return sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE temp.j USING ds_cross(left=p, right=b, "
+        "hint=%s)", hintSql(pC));
+  }
   return sqlite3_mprintf(
       "CREATE VIRTUAL TABLE temp.j USING ds_join_hint(left=p, right=b, "
       "left_key=pk, right_key=bk, hint=%s, join_type=%s)",
-      azHintSql[pC->eHint], azJtSql[pC->eJt]);
+      hintSql(pC), azJtSql[pC->eJt]);
 }
 
 /*************************************************************************
@@ -730,7 +874,15 @@ static double clockSec(clockid_t id){
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 static double nowSec(void){ return clockSec(CLOCK_MONOTONIC); }
-static double cpuSec(void){ return clockSec(CLOCK_PROCESS_CPUTIME_ID); }
+
+/* User + system CPU seconds of this process: every thread of it (the
+** extension's workers included), no child. */
+static double cpuSec(void){
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec)
+       + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
 
 static void setError(Outcome *pO, const char *zStatus, const char *zFmt, ...){
   va_list ap;
@@ -802,7 +954,8 @@ static int stepAll(sqlite3_stmt *pStmt, i64 *pnRow, u64 *pSum){
 
 /*
 ** The timed part: prepare, step to the end, finalize.  Kept out of line
-** so that callgrind can collect just this (--toggle-collect=runTimed).
+** so that callgrind can collect just this (--toggle-collect=runTimed, and
+** start_thread for the workers the statement starts: mk/bench.mk).
 */
 __attribute__((noinline))
 int runTimed(sqlite3 *db, const Case *pC, Outcome *pO, char **pzErr){
@@ -897,6 +1050,17 @@ static void runCase(const Options *pOpt, const Case *pC, i64 nMemLimit,
   }
   if( pC->eQuery==Q_SUM_PROG ){
     execSql(db, "SELECT ds_config('progress', 1)");
+  }
+  if( pC->nThread>0 ){
+    char *zSql = sqlite3_mprintf("SELECT ds_config('threads', %d)",
+                                 pC->nThread);
+    rc = execSql(db, zSql);
+    sqlite3_free(zSql);
+    if( rc!=SQLITE_OK ){
+      setError(pO, "error", "cannot set threads to %d", pC->nThread);
+      sqlite3_close(db);
+      return;
+    }
   }
   if( nMemLimit>0 ){
     char *zSql = sqlite3_mprintf("SELECT ds_config('memory_limit', %lld)",
@@ -1110,7 +1274,7 @@ static int writeMeta(const Options *pOpt, int *pbTyped){
   if( pid==0 ){
     sqlite3 *db = 0;
     char *zErr = 0;
-    char *zV, *zLim;
+    char *zV, *zLim, *zThr;
     int rc;
     close(aFd[0]);
     out = fdopen(aFd[1], "w");
@@ -1122,8 +1286,10 @@ static int writeMeta(const Options *pOpt, int *pbTyped){
     }
     zV = queryText(db, "SELECT ds_version()");
     zLim = queryText(db, "SELECT ds_config('memory_limit')");
+    zThr = queryText(db, "SELECT ds_config('threads')");
     fprintf(out, "extension_version\t%s\n", zV ? zV : "?");
     fprintf(out, "memory_limit_default\t%s\n", zLim ? zLim : "?");
+    fprintf(out, "threads_default\t%s\n", zThr ? zThr : "?");
     execSql(db, "CREATE TABLE p(pk INTEGER, pi INTEGER, pr REAL, pt TEXT);"
                 "CREATE TABLE b(bk INTEGER, bi INTEGER, br REAL, bt TEXT);"
                 "INSERT INTO p VALUES(1,1,1.0,'x');"
@@ -1186,12 +1352,12 @@ static void writeResult(FILE *out, const Options *pOpt, const Case *pC,
   char zDate[64];
   datasetName(pC->pData, zData, sizeof(zData));
   utcNow(zDate, sizeof(zDate));
-  fprintf(out, "%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\t%d\t%s\t%.6f\t%.6f\t%ld"
-               "\t%lld\t%s\t%lld\t%s\t%s\t%s\t%s\n",
+  fprintf(out, "%s\t%s\t%s\t%lld\t%lld\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%.6f"
+               "\t%.6f\t%ld\t%lld\t%s\t%lld\t%s\t%s\t%s\t%s\n",
           pC->zName, zData, pC->pData->zDist, pC->pData->nBuild,
           pC->pData->nProbe, azJtName[pC->eJt], azQueryName[pC->eQuery],
           azFormName[pC->eForm],
-          pC->eHint==H_NONE ? "-" : azHintShort[pC->eHint], iRep,
+          hintShort(pC), pC->nThread, iRep,
           pO->zStatus, pO->sec, pO->cpu, pO->nMaxRssKb, pO->nRow,
           pO->zResult[0] ? pO->zResult : "-", nMemLimit,
           pO->zStats ? pO->zStats : "-", pO->zMsg ? pO->zMsg : "-",
@@ -1200,7 +1366,7 @@ static void writeResult(FILE *out, const Options *pOpt, const Case *pC,
 }
 
 static const char zResultHeader[] =
-  "case\tdataset\tdist\tnbuild\tnprobe\tjoin\tquery\tform\thint\trep"
+  "case\tdataset\tdist\tnbuild\tnprobe\tjoin\tquery\tform\thint\tthreads\trep"
   "\tstatus\tseconds\tcpu_seconds\tmaxrss_kb\trows\tresult\tmemory_limit"
   "\tstats\tmessage\tcommit\tdate\n";
 
@@ -1226,6 +1392,7 @@ static int runGroup(const Options *pOpt, FILE *out, Case *aCase, int nCase,
     probe.eForm = F_TVF;
     probe.eQuery = Q_SUM_MEM;
     probe.eHint = H_BS;
+    probe.nThread = 1;    /* the same figure for every threads setting */
     runInChild(pOpt, &probe, 0, &o);
     nMemLimit = statsPeak(o.zStats) / 4;
     printf("spill group: in-memory peak %lld bytes, memory_limit %lld\n",
@@ -1321,7 +1488,17 @@ static FILE *openResults(const Options *pOpt, const CaseList *pL){
   }
   fputs(zResultHeader, out);
   if( in && getline(&zLine, &nLine, in)>0
-   && strcmp(zLine, zResultHeader)==0 ){
+   && strcmp(zLine, zResultHeader)!=0 ){
+    /* Another format (before the threads column, say): set it aside
+    ** rather than lose it, and start afresh. */
+    char *zOld = sqlite3_mprintf("%s.old", pOpt->zOut);
+    fclose(in);
+    in = 0;
+    if( zOld && rename(pOpt->zOut, zOld)==0 ){
+      printf("%s has another format: moved to %s\n", pOpt->zOut, zOld);
+    }
+    sqlite3_free(zOld);
+  }else if( in ){
     while( getline(&zLine, &nLine, in)>0 ){
       size_t n = strcspn(zLine, "\t");
       char c = zLine[n];
@@ -1441,14 +1618,28 @@ static int cmdGen(Options *pOpt, const char *zName){
 /*
 ** One case, once, in this process: for profilers.  A sum.lim4 case needs
 ** --memory-limit (bytes), since there is no in-memory run to measure.
+** A case of the extension may be named without its :tN suffix; it then
+** runs with nThread (--threads), default 1, which also overrides a
+** suffix given.
 */
-static int cmdOne(Options *pOpt, const char *zName, i64 nMemLimit){
+static int cmdOne(Options *pOpt, const char *zName, i64 nMemLimit,
+                  int nThread){
   Case c;
   Outcome o;
   struct rusage ru;
   char *zPath;
   struct stat st;
-  if( !findCase(zName, pOpt, &c) ){
+  int bFound = findCase(zName, pOpt, &c);
+  if( !bFound ){
+    char zFull[160];
+    snprintf(zFull, sizeof(zFull), "%s:t%d", zName, aThreads[0]);
+    bFound = findCase(zFull, pOpt, &c);
+  }
+  if( bFound && c.nThread>0 && nThread>0 ){
+    c.nThread = nThread;
+    caseName(&c);
+  }
+  if( !bFound ){
     fprintf(stderr, "dsbench: no case named %s (see `dsbench list`)\n",
             zName);
     return 1;
@@ -1461,6 +1652,8 @@ static int cmdOne(Options *pOpt, const char *zName, i64 nMemLimit){
     return 1;
   }
   sqlite3_free(zPath);
+  printf("running %s\n", c.zName);
+  fflush(stdout);
   runCase(pOpt, &c, nMemLimit, &o);
   getrusage(RUSAGE_SELF, &ru);
   printf("%s\t%s\t%.6f s\t%.6f s cpu\t%.1f MB\t%s\n", c.zName, o.zStatus,
@@ -1476,7 +1669,8 @@ static void usage(void){
     "                [--data DIR] [--out FILE] [--meta FILE] [--ext PATH]\n"
     "                [--commit TEXT] [--timeout SEC]\n"
     "       dsbench gen DATASET|CASE [--data DIR]\n"
-    "       dsbench one CASE [--data DIR] [--ext PATH] [--memory-limit N]\n");
+    "       dsbench one CASE [--data DIR] [--ext PATH] [--memory-limit N]\n"
+    "                [--threads N]\n");
   exit(2);
 }
 
@@ -1484,6 +1678,7 @@ int main(int argc, char **argv){
   Options opt;
   const char *zCmd, *zArg = 0;
   i64 nMemLimit = 0;
+  int nThread = 0;
   int i;
   memset(&opt, 0, sizeof(opt));
   opt.nRep = 5;
@@ -1514,16 +1709,19 @@ int main(int argc, char **argv){
     else if( strcmp(z, "--commit")==0 ) opt.zCommit = zVal;
     else if( strcmp(z, "--timeout")==0 ) opt.nTimeout = atoi(zVal);
     else if( strcmp(z, "--memory-limit")==0 ) nMemLimit = atoll(zVal);
+    else if( strcmp(z, "--threads")==0 ) nThread = atoi(zVal);
     else usage();
   }
-  if( opt.nRep<1 || opt.nTimeout<1 ) usage();
+  if( opt.nRep<1 || opt.nTimeout<1 || nThread<0 ) usage();
   mkdir("build", 0777);
   mkdir("build/bench", 0777);
   mkdir(opt.zDataDir, 0777);
   if( strcmp(zCmd, "run")==0 && zArg==0 ) return cmdRun(&opt);
   if( strcmp(zCmd, "list")==0 && zArg==0 ) return cmdList(&opt);
   if( strcmp(zCmd, "gen")==0 && zArg ) return cmdGen(&opt, zArg);
-  if( strcmp(zCmd, "one")==0 && zArg ) return cmdOne(&opt, zArg, nMemLimit);
+  if( strcmp(zCmd, "one")==0 && zArg ){
+    return cmdOne(&opt, zArg, nMemLimit, nThread);
+  }
   usage();
   return 2;
 }
