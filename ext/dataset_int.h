@@ -38,6 +38,8 @@
 **   input.c       dataset arguments (tables, views, queries), keys
 **   reader.c      reading an input's rows (DsReader, ds_input_row, the
 **                 wide path, keys first); the size of an input
+**   rangeread.c   dsReaderOpen(): a table read in rowid ranges by worker
+**                 threads on read connections of their own, or the reader
 **   operator.c    the operator layer: DsOp, errors, the interrupt and
 **                 budget checks of operators, side names, hints and join
 **                 types, the choice of the side to build on
@@ -284,6 +286,9 @@ struct DsStats {
   int rcStop;             /* the error the operator failed with, or 0 */
   const char *zStoppedIn; /* the step it was in then */
   char *zMessage;         /* the statement's message then (sqlite3_malloc'd) */
+  int nThread;            /* threads that worked, the caller's included */
+  i64 nReadConn;          /* extra connections that read inputs */
+  char *azRead[2];        /* how each input was read, or NULL (malloc'd) */
 };
 
 void dsStatsInit(DsStats *p, const char *zOperator);

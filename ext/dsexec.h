@@ -60,10 +60,16 @@ struct DsSource {
                 int *);                             /* or NULL */
   int (*xKeysFirst)(DsSource *, DsRowFilter *, int *);  /* or NULL */
   void (*xClose)(DsSource *);
+  void (*xStop)(DsSource *);  /* or NULL: stop work in progress (workers)
+                              ** before what it was given dies: a filter */
   i64 nRow;               /* rows read so far (a filter's rejects too) */
   char *zErr;             /* message of the last error, or NULL */
+  char *zRead;            /* how it is read, for ds_last_stats(), or NULL;
+                          ** freed by xClose */
+  int nWorker;            /* threads reading it besides the caller's */
 };
 
+void dsStatsSource(DsStats *p, int iSide, const DsSource *pSrc);  /* stats.c */
 int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
                   i64 nMaxByte, DsRowFilter *pFilter, int *pnRow);
 int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
@@ -72,7 +78,14 @@ int dsRegisterReader(sqlite3 *db);
 
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
-                 DsSource **ppSrc, char **pzErr);
+                 DsSource **ppSrc, char **pzErr);          /* rangeread.c */
+int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                       int nKey, const int *aiKey, int nPay,
+                       const int *aiPay, DsSource **ppSrc, char **pzErr);
+int dsReaderSetRange(DsSource *pSrc, i64 iFirst, i64 iLast);
+int dsReaderUseKeysFirst(DsSource *pSrc);
+const char *dsReaderSqlOf(DsSource *pSrc);
+void dsReaderCountRows(DsSource *pSrc, i64 *aRowAt);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
                         i64 *pnRow, int *pbAtLeast);
 int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
@@ -173,6 +186,7 @@ struct DsOp {
 int dsOpInit(DsOp *pOp, DsConn *pConn, const char *zFunc,
              const char *zOperator);
 void dsOpFinish(DsOp *pOp);
+void dsOpStopSources(DsOp *pOp);
 int dsOpCheckInterrupt(DsOp *pOp);
 int dsOpError(DsOp *pOp, int rc, const char *zFormat, ...);
 char *dsOpErrMsg(DsOp *pOp, int rc);

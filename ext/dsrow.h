@@ -71,6 +71,24 @@ struct DsRowFilter {
   int (*xMayMatch)(DsRowFilter *, u64 hash);
 };
 
+/* Does pRow, already made, pass pFilter (NULL: no filter)?  A row with a
+** NULL key passes none. */
+static inline int dsRowPasses(DsRowFilter *pFilter, const DsRow *pRow){
+  return pFilter==0 || (!(pRow->flags & DS_ROW_NULLKEY)
+                        && pFilter->xMayMatch(pFilter, pRow->hash));
+}
+
+/* A copy of pRow in pArena (unlinked), or NULL if memory ran out: how a
+** source hands out rows it read ahead into arenas of its own. */
+static inline DsRow *dsRowCopy(DsArena *pArena, const DsRow *pRow){
+  DsRow *pCopy = (DsRow *)dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(pRow->nData));
+  if( pCopy ){
+    memcpy(DS_ROW_IMAGE(pCopy), DS_ROW_IMAGE(pRow), DS_ROW_HDR + pRow->nData);
+    pCopy->pNext = 0;
+  }
+  return pCopy;
+}
+
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);

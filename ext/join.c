@@ -119,6 +119,7 @@ void dsJoinClose(DsJoin *p){
       double msOther = dsJoinOtherMs(p) - p->msOtherAtOut;
       dsStatsPhase(&p->op.stats, p->eOutPhase, &p->tOut);
       p->op.stats.aMs[p->eOutPhase] -= msOther;
+      dsOpStopSources(&p->op);
       p->pIter->xClose(p->pIter);
     }
     dsOpFinish(&p->op);

@@ -156,6 +156,18 @@ static void dsOpClosePool(DsOp *pOp){
   pOp->nFreeFd = -1;
 }
 
+/*
+** Stop the work its sources do on other threads: before an operator frees
+** what it gave them (a filter its probe side is read through).
+*/
+void dsOpStopSources(DsOp *pOp){
+  int i;
+  for(i=0; i<2; i++){
+    DsSource *pSrc = pOp->apSrc[i];
+    if( pSrc && pSrc->xStop ) pSrc->xStop(pSrc);
+  }
+}
+
 /* Release what the operator holds and publish its statistics. */
 void dsOpFinish(DsOp *pOp){
   int i;
@@ -170,7 +182,7 @@ void dsOpFinish(DsOp *pOp){
   }
   for(i=0; i<2; i++){
     if( pOp->apSrc[i] ){
-      pOp->stats.anRow[i] = pOp->apSrc[i]->nRow;
+      dsStatsSource(&pOp->stats, i, pOp->apSrc[i]);
       pOp->apSrc[i]->xClose(pOp->apSrc[i]);
       pOp->apSrc[i] = 0;
     }
@@ -343,13 +355,9 @@ static int dsAheadBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
     }
     p->pCur = pRow->pNext;
     p->nGiven++;
-    if( pFilter==0 || (!(pRow->flags & DS_ROW_NULLKEY)
-                       && pFilter->xMayMatch(pFilter, pRow->hash)) ){
-      DsRow *pCopy = dsArenaAlloc(pArena, (i64)DS_ROW_SIZE(pRow->nData));
+    if( dsRowPasses(pFilter, pRow) ){
+      DsRow *pCopy = dsRowCopy(pArena, pRow);
       if( pCopy==0 ) return SQLITE_NOMEM;
-      memcpy(DS_ROW_IMAGE(pCopy), DS_ROW_IMAGE(pRow),
-             DS_ROW_HDR + pRow->nData);
-      pCopy->pNext = 0;
       aRow[n++] = pCopy;
     }
   }
@@ -384,11 +392,17 @@ static int dsAheadKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
   return dsSourceKeysFirst(p->pIn, pFilter, pbKeysFirst);
 }
 
+static void dsAheadStop(DsSource *pSrc){
+  DsAhead *p = (DsAhead *)pSrc;
+  if( p->pIn->xStop ) p->pIn->xStop(p->pIn);
+}
+
 static void dsAheadClose(DsSource *pSrc){
   DsAhead *p = (DsAhead *)pSrc;
   while( p->pHead ) dsAheadFreeHead(p);
   p->pIn->xClose(p->pIn);
   sqlite3_free(p->base.zErr);
+  sqlite3_free(p->base.zRead);
   dsFree(p->pMem, p);
 }
 
@@ -427,8 +441,13 @@ static int dsReadAhead(DsOp *pOp, DsSource **ppSrc, i64 nCap, i64 nMaxByte,
   p->base.xBatch = dsAheadBatch;
   p->base.xKeysFirst = dsAheadKeysFirst;
   p->base.xClose = dsAheadClose;
+  p->base.xStop = dsAheadStop;
   p->pIn = *ppSrc;
   p->pMem = &pOp->mem;
+  /* How the input is read is the reader's to say, through this source. */
+  p->base.zRead = p->pIn->zRead;
+  p->base.nWorker = p->pIn->nWorker;
+  p->pIn->zRead = 0;
   *ppSrc = &p->base;
   while( rc==SQLITE_OK ){
     DsAheadBlock *pBlock;

@@ -113,6 +113,8 @@ struct DsReader {
   DsRowFilter *pKeyFilter;  /* the batch's filter, for ds_input_key() */
   char *zKeysFirst;       /* the SQL that would, or NULL: not a plain scan */
   char *zKeySample;       /* the SQL of a sample of the input's keys */
+  i64 *aRowAt;            /* or NULL: aRowAt[i] gets base.nRow as row i of
+                          ** a batch is made (dsReaderCountRows) */
 };
 
 #define DS_READER_PTR "ds_reader"
@@ -183,7 +185,10 @@ DS_FLATTEN static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
     }
     return;
   }
-  if( pRow ) p->aOut[p->nOut++] = pRow;
+  if( pRow ){
+    if( p->aRowAt ) p->aRowAt[p->nOut] = p->base.nRow;
+    p->aOut[p->nOut++] = pRow;
+  }
   /* Without a result the function returns NULL, which the WHERE clause
   ** takes as false: most rows need no call. */
   if( p->nOut>=p->nMax || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte) ){
@@ -370,7 +375,10 @@ static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
       p->base.zErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
       return p->base.zErr ? rc : SQLITE_NOMEM;
     }
-    if( pRow ) aRow[n++] = pRow;
+    if( pRow ){
+      if( p->aRowAt ) p->aRowAt[n] = p->base.nRow;
+      aRow[n++] = pRow;
+    }
   }
   *pnRow = n;
   if( p->pConn->pProgress ) dsProgressAdvance(p->pConn->pProgress);
@@ -397,6 +405,7 @@ static void dsReaderClose(DsSource *pSrc){
   if( p ){
     sqlite3_finalize(p->pStmt);
     sqlite3_free(p->base.zErr);
+    sqlite3_free(p->base.zRead);
     sqlite3_free(p->aVal);
     sqlite3_free(p->zKeysFirst);
     sqlite3_free(p->zKeySample);
@@ -404,6 +413,21 @@ static void dsReaderClose(DsSource *pSrc){
     sqlite3_free(p->aiRowCol);
     sqlite3_free(p);
   }
+}
+
+/*
+** Read the rows of pSrc, a reader whose input's body takes the first and
+** last rowid of a range as ?2 and ?3 (rangeread.c), from the range
+** iFirst..iLast, from its start.
+*/
+int dsReaderSetRange(DsSource *pSrc, i64 iFirst, i64 iLast){
+  DsReader *p = (DsReader *)pSrc;
+  int rc;
+  sqlite3_reset(p->pStmt);
+  rc = sqlite3_bind_int64(p->pStmt, 2, iFirst);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_int64(p->pStmt, 3, iLast);
+  p->bEof = rc!=SQLITE_OK;
+  return rc;
 }
 
 /* Does z hold zPart, compared without regard to (ASCII) case? */
@@ -450,8 +474,7 @@ int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
     int rc = pSrc->xNext(pSrc, pArena, &pRow);
     if( rc==SQLITE_DONE ) break;
     if( rc!=SQLITE_ROW ) return rc;
-    if( pFilter && ((pRow->flags & DS_ROW_NULLKEY)
-                    || !pFilter->xMayMatch(pFilter, pRow->hash)) ){
+    if( !dsRowPasses(pFilter, pRow) ){
       dsArenaUndo(pArena, pRow);
       continue;
     }
@@ -590,7 +613,6 @@ int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
 static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
                              int *pbKeysFirst){
   DsReader *p = (DsReader *)pSrc;
-  sqlite3_stmt *pNew = 0;
   int nRead, nOut;
   int rc;
   *pbKeysFirst = p->bKeysFirst;
@@ -599,18 +621,45 @@ static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
   }
   rc = dsReaderSampleKeys(p, pFilter, &nRead, &nOut);
   if( rc!=SQLITE_OK || nOut*2<=nRead ) return rc;
-  rc = sqlite3_prepare_v2(p->pConn->db, p->zKeysFirst, -1,
-                          &pNew, 0);
+  rc = dsReaderUseKeysFirst(pSrc);
+  *pbKeysFirst = p->bKeysFirst;
+  return rc;
+}
+
+/*
+** Read pSrc, a reader of a plain scan that has not read yet, keys first
+** from now on, without sampling: rangeread.c's workers, once the caller's
+** sample decided.  SQLITE_OK (also when it stays as it was: the form only
+** saves time) or SQLITE_NOMEM.
+*/
+int dsReaderUseKeysFirst(DsSource *pSrc){
+  DsReader *p = (DsReader *)pSrc;
+  sqlite3_stmt *pNew = 0;
+  int rc;
+  if( p->zKeysFirst==0 || p->bKeysFirst ) return SQLITE_OK;
+  rc = sqlite3_prepare_v2(p->pConn->db, p->zKeysFirst, -1, &pNew, 0);
   if( rc==SQLITE_OK ) rc = sqlite3_bind_pointer(pNew, 1, p, DS_READER_PTR, 0);
   if( rc!=SQLITE_OK ){
-    /* The form only saves time: reading goes on in the one it had. */
     sqlite3_finalize(pNew);
     return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
   }
   sqlite3_finalize(p->pStmt);
   p->pStmt = pNew;
-  p->bKeysFirst = *pbKeysFirst = 1;
+  p->bKeysFirst = 1;
   return SQLITE_OK;
+}
+
+/* The SQL a reader reads its input with (rangeread.c asks SQLite's plan
+** of it). */
+const char *dsReaderSqlOf(DsSource *pSrc){
+  return sqlite3_sql(((DsReader *)pSrc)->pStmt);
+}
+
+/* Have the rows of pSrc, a reader, counted as they are made: aRowAt[i]
+** gets the count of rows read (those a filter dropped too) as row i of
+** each batch is made, until called with NULL. */
+void dsReaderCountRows(DsSource *pSrc, i64 *aRowAt){
+  ((DsReader *)pSrc)->aRowAt = aRowAt;
 }
 
 /*
@@ -685,11 +734,12 @@ static char *dsReaderMakeSql(DsReader *p, sqlite3 *db, const DsInput *pIn,
 
 /*
 ** Open a reader of pIn returning rows of the key columns aiKey[] followed
-** by the columns aiPay[].
+** by the columns aiPay[], on pConn's own thread (rangeread.c opens readers
+** of either kind, and this one on each of its read connections too).
 */
-int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
-                 int nKey, const int *aiKey, int nPay, const int *aiPay,
-                 DsSource **ppSrc, char **pzErr){
+int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                       int nKey, const int *aiKey, int nPay,
+                       const int *aiPay, DsSource **ppSrc, char **pzErr){
   DsReader *p;
   char *zSql = 0;
   int bWide = dsReaderIsWide(pConn->db, nKey + nPay);

@@ -31,6 +31,19 @@ void dsStatsInit(DsStats *p, const char *zOperator){
   memset(p, 0, sizeof(*p));
   p->zOperator = zOperator;
   p->iBuild = -1;
+  p->nThread = 1;
+}
+
+/* What the statistics say of input iSide, read through pSrc, as the
+** operator is done with it. */
+void dsStatsSource(DsStats *p, int iSide, const DsSource *pSrc){
+  p->anRow[iSide] = pSrc->nRow;
+  p->nReadConn += pSrc->nWorker;
+  if( 1 + pSrc->nWorker > p->nThread ) p->nThread = 1 + pSrc->nWorker;
+  if( pSrc->zRead && p->azRead[iSide]==0 ){
+    p->azRead[iSide] = sqlite3_mprintf("%s", pSrc->zRead);
+    if( p->azRead[iSide]==0 ) p->bLost = 1;
+  }
 }
 
 /* Add the time since *ptPrev to phase ePhase; *ptPrev becomes now. */
@@ -43,18 +56,26 @@ void dsStatsPhase(DsStats *p, int ePhase, double *ptPrev){
 void dsStatsClear(DsStats *p){
   sqlite3_free(p->zReason);
   sqlite3_free(p->zMessage);
+  sqlite3_free(p->azRead[0]);
+  sqlite3_free(p->azRead[1]);
   p->zReason = 0;
   p->zMessage = 0;
+  p->azRead[0] = p->azRead[1] = 0;
 }
 
-static void dsJsonKeyText(DsText *pOut, const char *zKey,
-                          const char *zVal){
-  dsTextAppendf(pOut, ",\"%s\":", zKey);
+/* zVal as a JSON string, or null. */
+static void dsJsonText(DsText *pOut, const char *zVal){
   if( zVal ){
     dsJsonString(pOut, zVal, (int)strlen(zVal));
   }else{
     dsTextAppend(pOut, "null", 4);
   }
+}
+
+static void dsJsonKeyText(DsText *pOut, const char *zKey,
+                          const char *zVal){
+  dsTextAppendf(pOut, ",\"%s\":", zKey);
+  dsJsonText(pOut, zVal);
 }
 
 /* Make p the connection's last statistics. */
@@ -83,6 +104,13 @@ void dsStatsPublish(DsConn *pConn, DsStats *p){
   }
   dsTextAppendAll(pOut, "}");
   dsTextAppendf(pOut, ",\"complete\":%s", p->bComplete ? "true" : "false");
+  dsTextAppendf(pOut, ",\"threads\":%d,\"read_connections\":%lld",
+                p->nThread, p->nReadConn);
+  dsTextAppendAll(pOut, ",\"read\":{\"left\":");
+  dsJsonText(pOut, p->azRead[0]);
+  dsTextAppendAll(pOut, ",\"right\":");
+  dsJsonText(pOut, p->azRead[1]);
+  dsTextChar(pOut, '}');
   if( p->rcStop ){
     /* Only for an operator that failed mid-way: what stopped it, where. */
     dsJsonKeyText(pOut, "error", sqlite3_errstr(p->rcStop));

@@ -1,0 +1,958 @@
+/*
+** rangeread.c: reading a table input on worker threads, in ranges of
+** rowids, each worker on a read-only connection of its own.
+**
+** dsReaderOpen() is where every operator opens the reader of an input.
+** It always prepares the serial reader (reader.c) on the caller's
+** connection first: that runs the caller's authorizer and gives the same
+** errors whatever happens next.  Then, for an input that is a plain rowid
+** table of an on-disk database, with ds_config('threads') above 1, it tries
+** to read that table in parallel instead:
+**
+**   1. On the caller's connection, a statement reads the smallest and the
+**      largest rowid, and is left on that row until the read is over: an
+**      active statement holds the caller's read lock, so that in a
+**      rollback-journal database no one can commit until the workers are
+**      done (a commit needs an exclusive lock).
+**
+**   2. N = threads - 1 extra connections are opened on the same file with
+**      the same VFS, read-only, and each begins a transaction and takes
+**      its read lock at once.  Any failure (a lock refused, a schema the
+**      new connection cannot parse, a collation only the caller has) means
+**      the serial reader is used after all; nothing has been read yet.
+**
+**   3. The rowids are cut into chunks; chunk k is read by worker k mod N,
+**      through a reader of its own (reader.c, on its connection):
+**
+**          SELECT * FROM main."t" WHERE _rowid_ BETWEEN ?2 AND ?3
+**
+**      Each worker makes rows (ds_input_row(), the same row maker) into
+**      batches, a few of them ahead, and the caller hands the rows out in
+**      chunk order, each copied into the operator's arena.  The operator
+**      so receives exactly the rows, in exactly the order, that the serial
+**      reader would give it (a plain scan goes in rowid order): results,
+**      their order and the statistics do not depend on `threads`.
+**
+** This is allowed only where the extra connections are certain to see the
+** rows the caller's statement sees (dsRangeRefusal): the caller has no
+** write transaction open on that database, the database is a file in a
+** rollback-journal mode (in WAL mode a commit can land between the
+** caller's snapshot and the workers' reads, and Debian's SQLite has no
+** sqlite3_snapshot_open() to pin it), opened with locking (not nolock or
+** immutable, not through a VFS that does not lock).  Views, queries, temp
+** and in-memory tables, tables without rowid and virtual tables are read
+** by the caller.  The reason the caller read an input is kept for
+** ds_last_stats() (DsSource.zRead).
+**
+** Memory.  The batches read ahead take at most 1/16 of memory_limit in
+** all (at least two 4 KiB batches per worker).  They are not charged to
+** the operator: its statistics and its decisions to spill stay those of a
+** serial run, which leaves a quarter of the budget free.
+**
+** Stopping.  While the caller waits for a batch it checks for an interrupt
+** (the ticker of interrupt.c, which also runs the progress handler) every
+** DS_RANGE_WAIT_MS.  Closing the reader, on every path (the end, an error,
+** an interrupt, a LIMIT, a reset or finalized statement), stops the
+** workers: sqlite3_interrupt() on their connections ends a step at once,
+** and a worker waiting for room sees the stop flag; all are joined before
+** their connections are closed.  No worker outlives its reader.
+*/
+#include "dataset_int.h"
+
+#ifndef DS_OMIT_THREADS
+#include <pthread.h>
+#include <errno.h>
+#include <time.h>
+#endif
+
+/* How often the caller waiting for a worker checks for an interrupt. */
+#define DS_RANGE_WAIT_MS 20
+
+/* Chunks at most: the rowids are cut into no more pieces than this. */
+#define DS_RANGE_MAX_CHUNKS 65536
+
+#ifndef DS_OMIT_THREADS
+
+typedef struct DsRangeRead DsRangeRead;
+
+typedef struct DsRangeWorker DsRangeWorker;
+
+/* Rows a worker made of one piece of a chunk. */
+typedef struct DsRangeBatch DsRangeBatch;
+struct DsRangeBatch {
+  DsRangeBatch *pNext;    /* in its worker's queue or free list */
+  DsRangeWorker *pWorker; /* whose it is */
+  DsArena arena;          /* the rows */
+  DsRow **aRow;           /* them, in order */
+  i64 *aRowAt;            /* rows the worker read up to each (a filter's
+                          ** rejects too), from the batch's start */
+  int nRow;
+  i64 nRead;              /* rows the worker read for the batch in all */
+  int bEnd;               /* the chunk ends here (a batch of no rows) */
+  int rc;                 /* the error that stopped the worker, or 0 */
+  char *zErr;             /* its message, or NULL */
+};
+
+struct DsRangeWorker {
+  DsRangeRead *pRead;
+  int iWorker;
+  DsConn conn;            /* its connection, as its reader sees it */
+  DsMem mem;              /* its batches (charged to conn alone) */
+  DsSource *pSrc;         /* its reader */
+  pthread_t thread;
+  int bThread;            /* thread is running (to be joined) */
+  DsRangeBatch *aBatch;   /* all its batches */
+  DsRangeBatch *pFree;    /* to fill */
+  DsRangeBatch *pHead;    /* filled, oldest first */
+  DsRangeBatch *pTail;
+};
+
+struct DsRangeRead {
+  DsSource base;
+  DsConn *pConn;          /* the caller's */
+  const char *zFunc;
+  sqlite3_stmt *pHold;    /* on the caller's connection, kept on its row */
+  i64 iMin;               /* smallest rowid */
+  u64 nLast;              /* largest rowid, less iMin */
+  u64 nStep;              /* rowids per chunk */
+  i64 nChunk;
+  int nWorker;
+  DsRangeWorker *aWorker;
+  int nQueue;             /* batches per worker */
+  int nBatchRow;          /* a batch holds at most this many rows */
+  i64 nBatchByte;         /* or about this many bytes */
+  pthread_mutex_t mutex;
+  pthread_cond_t filled;  /* a worker filled a batch */
+  pthread_cond_t freed;   /* the caller gave a batch back; or stop */
+  int bMutex;             /* mutex and conditions initialized */
+  int bStarted;           /* the threads were started (at the first read) */
+  int bSerial;            /* they could not be: pSerial reads instead */
+  DsRowFilter *pKeyFilter;  /* workers read keys first through it, or NULL */
+  DsSource *pSerial;      /* the caller's own reader: its sample of keys
+                          ** decides keys first, as it would serially */
+  i64 nRowDone;           /* rows read of the batches before pCur */
+  int bStop;              /* workers must stop */
+  i64 iChunk;             /* the chunk being handed out */
+  DsRangeBatch *pCur;     /* its batch being handed out, or NULL */
+  int iCur;               /* the next row of pCur */
+  DsTicker tick;          /* the caller's interrupt checks while waiting */
+};
+
+/* The rowids of chunk k. */
+static void dsRangeChunk(const DsRangeRead *p, i64 k, i64 *piLo, i64 *piHi){
+  u64 nOff = (u64)k * p->nStep;
+  u64 nEnd = nOff + p->nStep - 1;
+  assert( k>=0 && k<p->nChunk && nOff<=p->nLast );
+  if( nEnd>p->nLast || nEnd<nOff ) nEnd = p->nLast;
+  /* Two's complement: iMin + an offset up to nLast lands on a rowid. */
+  *piLo = (i64)((u64)p->iMin + nOff);
+  *piHi = (i64)((u64)p->iMin + nEnd);
+}
+
+/* A batch to fill for worker w, or NULL once the workers must stop. */
+static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w){
+  DsRangeBatch *b = 0;
+  pthread_mutex_lock(&p->mutex);
+  while( !p->bStop && w->pFree==0 ){
+    pthread_cond_wait(&p->freed, &p->mutex);
+  }
+  if( !p->bStop ){
+    b = w->pFree;
+    w->pFree = b->pNext;
+    b->pNext = 0;
+  }
+  pthread_mutex_unlock(&p->mutex);
+  return b;
+}
+
+/* Worker w filled b: queue it for the caller. */
+static void dsRangePut(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
+  pthread_mutex_lock(&p->mutex);
+  if( w->pTail ) w->pTail->pNext = b; else w->pHead = b;
+  w->pTail = b;
+  pthread_cond_signal(&p->filled);
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* Fill b from w's reader; the chunk ends with a batch of no rows. */
+static int dsRangeFill(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
+  int rc, i;
+  i64 nBefore = w->pSrc->nRow;
+  dsArenaReset(&b->arena);
+  dsReaderCountRows(w->pSrc, b->aRowAt);
+  rc = dsSourceBatch(w->pSrc, &b->arena, b->aRow, p->nBatchRow,
+                     p->nBatchByte, p->pKeyFilter, &b->nRow);
+  b->nRead = w->pSrc->nRow - nBefore;
+  for(i=0; i<b->nRow; i++) b->aRowAt[i] -= nBefore;
+  b->bEnd = rc!=SQLITE_OK || b->nRow==0;
+  if( rc!=SQLITE_OK ){
+    const char *zMsg = w->pSrc->zErr;
+    b->rc = rc;
+    if( rc!=SQLITE_NOMEM ){
+      b->zErr = sqlite3_mprintf("%s", zMsg ? zMsg : sqlite3_errstr(rc));
+    }
+  }
+  return rc;
+}
+
+/* A worker: its chunks in order, each read whole into batches. */
+static void *dsRangeWorkerMain(void *pArg){
+  DsRangeWorker *w = (DsRangeWorker *)pArg;
+  DsRangeRead *p = w->pRead;
+  i64 k;
+  for(k=w->iWorker; k<p->nChunk; k+=p->nWorker){
+    i64 iLo, iHi;
+    int rc;
+    dsRangeChunk(p, k, &iLo, &iHi);
+    rc = dsReaderSetRange(w->pSrc, iLo, iHi);
+    for(;;){
+      DsRangeBatch *b = dsRangeTakeFree(p, w);
+      if( b==0 ) return 0;
+      if( rc==SQLITE_OK ){
+        rc = dsRangeFill(p, w, b);
+      }else{
+        b->rc = rc;
+        b->bEnd = 1;
+        b->nRow = 0;
+      }
+      dsRangePut(p, w, b);
+      if( rc!=SQLITE_OK ) return 0;
+      if( b->bEnd ) break;
+    }
+  }
+  return 0;
+}
+
+/* Stop and join every worker (any order of their states). */
+static void dsRangeStop(DsRangeRead *p){
+  int i;
+  if( !p->bMutex || p->aWorker==0 ) return;
+  pthread_mutex_lock(&p->mutex);
+  p->bStop = 1;
+  pthread_cond_broadcast(&p->freed);
+  pthread_mutex_unlock(&p->mutex);
+  for(i=0; i<p->nWorker; i++){
+    if( p->aWorker[i].conn.db ) sqlite3_interrupt(p->aWorker[i].conn.db);
+  }
+  for(i=0; i<p->nWorker; i++){
+    if( p->aWorker[i].bThread ){
+      pthread_join(p->aWorker[i].thread, 0);
+      p->aWorker[i].bThread = 0;
+    }
+  }
+}
+
+static void dsRangeWorkerFree(DsRangeRead *p, DsRangeWorker *w){
+  int i;
+  (void)p;
+  if( w->aBatch ){
+    for(i=0; i<p->nQueue; i++){
+      dsArenaClear(&w->aBatch[i].arena);
+      sqlite3_free(w->aBatch[i].aRow);
+      sqlite3_free(w->aBatch[i].aRowAt);
+      sqlite3_free(w->aBatch[i].zErr);
+    }
+    sqlite3_free(w->aBatch);
+  }
+  if( w->pSrc ) w->pSrc->xClose(w->pSrc);
+  if( w->conn.db ) sqlite3_close_v2(w->conn.db);
+}
+
+static void dsRangeClose(DsSource *pSrc){
+  DsRangeRead *p = (DsRangeRead *)pSrc;
+  int i;
+  dsRangeStop(p);
+  for(i=0; p->aWorker && i<p->nWorker; i++){
+    dsRangeWorkerFree(p, &p->aWorker[i]);
+  }
+  sqlite3_free(p->aWorker);
+  if( p->bMutex ){
+    pthread_cond_destroy(&p->filled);
+    pthread_cond_destroy(&p->freed);
+    pthread_mutex_destroy(&p->mutex);
+  }
+  sqlite3_finalize(p->pHold);
+  if( p->pSerial ) p->pSerial->xClose(p->pSerial);
+  dsTickerFinish(&p->tick);
+  sqlite3_free(p->base.zErr);
+  sqlite3_free(p->base.zRead);
+  sqlite3_free(p);
+}
+
+/* Give the batch being handed out back to its worker. */
+static void dsRangeRelease(DsRangeRead *p){
+  DsRangeBatch *b = p->pCur;
+  DsRangeWorker *w;
+  if( b==0 ) return;
+  w = b->pWorker;
+  p->pCur = 0;
+  p->nRowDone += b->nRead;
+  p->base.nRow = p->nRowDone;
+  pthread_mutex_lock(&p->mutex);
+  b->pNext = w->pFree;
+  w->pFree = b;
+  pthread_cond_broadcast(&p->freed);
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* Wait up to DS_RANGE_WAIT_MS on the filled condition (mutex held). */
+static void dsRangeWait(DsRangeRead *p){
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_nsec += DS_RANGE_WAIT_MS * 1000000L;
+  if( ts.tv_nsec>=1000000000L ){
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&p->filled, &p->mutex, &ts);
+}
+
+/* The next filled batch of the chunk being handed out, waiting for it:
+** SQLITE_OK with *pb set, or an interrupt. */
+static int dsRangeAwait(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch **pb){
+  pthread_mutex_lock(&p->mutex);
+  while( w->pHead==0 ){
+    int rc;
+    dsRangeWait(p);
+    if( w->pHead ) break;
+    pthread_mutex_unlock(&p->mutex);
+    rc = dsTickerCheck(&p->tick);
+    if( rc!=SQLITE_OK ) return rc;
+    pthread_mutex_lock(&p->mutex);
+  }
+  *pb = w->pHead;
+  w->pHead = w->pHead->pNext;
+  if( w->pHead==0 ) w->pTail = 0;
+  pthread_mutex_unlock(&p->mutex);
+  return SQLITE_OK;
+}
+
+/* A worker's error, as the reader's: its message where the operator
+** looks for it. */
+static int dsRangeFailed(DsRangeRead *p, DsRangeBatch *b){
+  int rc = b->rc;
+  sqlite3_free(p->base.zErr);
+  p->base.zErr = 0;
+  if( rc==SQLITE_NOMEM ) return rc;
+  p->base.zErr = sqlite3_mprintf("%s (a read connection)",
+                                 b->zErr ? b->zErr : sqlite3_errstr(rc));
+  /* SQLITE_INTERRUPT from a worker means the caller was interrupted (no
+  ** one else stops a worker while it is read); any other error of a read
+  ** connection is the extension's own, and fails the statement alone. */
+  if( rc!=SQLITE_INTERRUPT ) rc = SQLITE_ERROR;
+  return p->base.zErr ? rc : SQLITE_NOMEM;
+}
+
+/* Make p->pCur a batch with rows to hand out: SQLITE_OK, with p->pCur
+** NULL at the end of the input; or an error. */
+static int dsRangeNextBatch(DsRangeRead *p){
+  dsRangeRelease(p);
+  while( p->iChunk<p->nChunk ){
+    DsRangeWorker *w = &p->aWorker[p->iChunk % p->nWorker];
+    DsRangeBatch *b = 0;
+    int rc = dsRangeAwait(p, w, &b);
+    if( rc!=SQLITE_OK ) return rc;
+    if( b->bEnd ) p->iChunk++;
+    p->pCur = b;
+    p->iCur = 0;
+    if( b->rc ) return dsRangeFailed(p, b);
+    if( b->nRow>0 ){
+      if( p->pConn->pProgress ) dsProgressAdvance(p->pConn->pProgress);
+      return SQLITE_OK;
+    }
+    dsRangeRelease(p);
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Start the workers, at the first read: a reader opened for later (the
+** probe side, read once the build side is in) costs no CPU meanwhile, and
+** keys first (dsRangeKeysFirst) can still be decided.  If a thread cannot
+** be started, nothing has been read yet: the caller's own reader reads
+** the input instead, and the statistics say so.
+*/
+static int dsRangeStartThreads(DsRangeRead *p){
+  int i;
+  p->bStarted = 1;
+  for(i=0; i<p->nWorker; i++){
+    DsRangeWorker *w = &p->aWorker[i];
+    if( pthread_create(&w->thread, 0, dsRangeWorkerMain, w)!=0 ) break;
+    w->bThread = 1;
+  }
+  if( i<p->nWorker ){
+    dsRangeStop(p);
+    sqlite3_free(p->base.zRead);
+    p->base.zRead = sqlite3_mprintf("by the caller: threads could not be "
+                                    "started");
+    p->base.nWorker = 0;
+    p->bSerial = 1;
+    if( p->base.zRead==0 ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* Keys first: decided on the caller's own reader by its sample of keys,
+** as a serial read would decide it; the workers then read so too. */
+static int dsRangeKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
+                            int *pbKeysFirst){
+  DsRangeRead *p = (DsRangeRead *)pSrc;
+  int i, rc;
+  *pbKeysFirst = p->pKeyFilter!=0;
+  if( p->bStarted || p->pKeyFilter ) return SQLITE_OK;
+  rc = dsSourceKeysFirst(p->pSerial, pFilter, pbKeysFirst);
+  if( rc!=SQLITE_OK || !*pbKeysFirst ) return rc;
+  for(i=0; i<p->nWorker; i++){
+    rc = dsReaderUseKeysFirst(p->aWorker[i].pSrc);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  p->pKeyFilter = pFilter;
+  return SQLITE_OK;
+}
+
+/* The operator is about to free what it gave the source (the filter of
+** keys first): no worker may use it any more. */
+static void dsRangeStopSource(DsSource *pSrc){
+  dsRangeStop((DsRangeRead *)pSrc);
+}
+
+/* Up to nMax rows (fewer once pArena holds nMaxByte bytes), copied from
+** the workers' batches through pFilter; *pnRow 0 at the end. */
+static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
+                        int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                        int *pnRow){
+  DsRangeRead *p = (DsRangeRead *)pSrc;
+  int n = 0;
+  *pnRow = 0;
+  if( !p->bStarted ){
+    int rc = dsRangeStartThreads(p);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  if( p->bSerial ){
+    int rc = dsSourceBatch(p->pSerial, pArena, aRow, nMax, nMaxByte,
+                           pFilter, pnRow);
+    p->base.nRow = p->pSerial->nRow;
+    if( rc!=SQLITE_OK && p->pSerial->zErr && p->base.zErr==0 ){
+      p->base.zErr = sqlite3_mprintf("%s", p->pSerial->zErr);
+    }
+    return rc;
+  }
+  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+    const DsRow *pRow;
+    if( p->pCur==0 || p->iCur>=p->pCur->nRow ){
+      int rc = dsRangeNextBatch(p);
+      if( rc!=SQLITE_OK ) return rc;
+      if( p->pCur==0 ) break;
+    }
+    /* Counted as the caller's reader counts: every row read up to the
+    ** last one handed out, those a filter dropped too. */
+    p->base.nRow = p->nRowDone + p->pCur->aRowAt[p->iCur];
+    pRow = p->pCur->aRow[p->iCur++];
+    if( dsRowPasses(pFilter, pRow) ){
+      DsRow *pCopy = dsRowCopy(pArena, pRow);
+      if( pCopy==0 ) return SQLITE_NOMEM;
+      aRow[n++] = pCopy;
+    }
+  }
+  *pnRow = n;
+  return SQLITE_OK;
+}
+
+static int dsRangeNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+  int n;
+  int rc = dsRangeBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  if( rc!=SQLITE_OK ) return rc;
+  return n ? SQLITE_ROW : SQLITE_DONE;
+}
+
+/*************************************************************************
+** Whether an input may be read in parallel, and where from.
+*/
+typedef struct DsRangeTable DsRangeTable;
+struct DsRangeTable {
+  char *zSchema;          /* the database holding the table */
+  char *zName;            /* the table, as the schema spells it */
+  const char *zFile;      /* its file */
+  const char *zVfs;       /* the VFS it was opened with */
+  const char *zRowid;     /* a name of the rowid no column hides */
+};
+
+static void dsRangeTableClear(DsRangeTable *t){
+  sqlite3_free(t->zSchema);
+  sqlite3_free(t->zName);
+  memset(t, 0, sizeof(*t));
+}
+
+/*
+** Find the table input pIn names, as SQLite resolves the name (temp, then
+** main, then the attached databases in order, unless a schema is named):
+** *pzWhy is NULL if it is a rowid table that a connection of its own could
+** read, else why not.  SQLITE_OK or SQLITE_NOMEM.
+*/
+static int dsRangeFindTable(sqlite3 *db, const DsInput *pIn,
+                            DsRangeTable *t, const char **pzWhy){
+  static const char zSql[] =
+    "SELECT t.schema, t.name, t.type, t.wr"
+    " FROM pragma_table_list AS t JOIN pragma_database_list AS d"
+    " ON d.name=t.schema"
+    " WHERE t.name=?1 COLLATE NOCASE"
+    " AND (?2 IS NULL OR t.schema=?2 COLLATE NOCASE)"
+    " ORDER BY d.name<>'temp', d.seq LIMIT 1";
+  sqlite3_stmt *pStmt = 0;
+  int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  *pzWhy = "not a table";
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, pIn->zName, -1, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 2, pIn->zSchema, -1, 0);
+  if( rc==SQLITE_OK && (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 2);
+    rc = SQLITE_OK;
+    t->zSchema = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    t->zName = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 1));
+    if( t->zSchema==0 || t->zName==0 || zType==0 ){
+      rc = SQLITE_NOMEM;
+    }else if( strcmp(zType, "view")==0 ){
+      *pzWhy = "a view";
+    }else if( strcmp(zType, "virtual")==0 ){
+      *pzWhy = "a virtual table";
+    }else if( sqlite3_column_int(pStmt, 3) ){
+      *pzWhy = "a table without rowid";
+    }else if( sqlite3_stricmp(t->zSchema, "temp")==0 ){
+      *pzWhy = "a temp table";
+    }else{
+      *pzWhy = 0;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* The journal mode of database zSchema is WAL? */
+static int dsRangeIsWal(sqlite3 *db, const char *zSchema, int *pbWal){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("PRAGMA \"%w\".journal_mode", zSchema);
+  int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+  *pbWal = 1;             /* unknown: as good as WAL, not safe */
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zMode = (const char *)sqlite3_column_text(pStmt, 0);
+    *pbWal = zMode==0 || sqlite3_stricmp(zMode, "wal")==0;
+  }
+  rc = sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+** Would a connection of its own see exactly the rows of t the caller sees,
+** for as long as the caller holds its read lock?  NULL if so, else why
+** not (see the comment at the top).  Fills t->zFile and t->zVfs.
+*/
+static int dsRangeSafe(sqlite3 *db, DsRangeTable *t, const char **pzWhy){
+  sqlite3_vfs *pVfs = 0;
+  int bWal = 1;
+  int rc;
+  t->zFile = sqlite3_db_filename(db, t->zSchema);
+  if( t->zFile==0 || t->zFile[0]==0 ){
+    *pzWhy = "an in-memory database";
+    return SQLITE_OK;
+  }
+  if( sqlite3_uri_boolean(t->zFile, "nolock", 0)
+   || sqlite3_uri_boolean(t->zFile, "immutable", 0) ){
+    *pzWhy = "a database opened with nolock or immutable";
+    return SQLITE_OK;
+  }
+  if( sqlite3_file_control(db, t->zSchema, SQLITE_FCNTL_VFS_POINTER,
+                           &pVfs)!=SQLITE_OK || pVfs==0 ){
+    *pzWhy = "a VFS without locks";
+    return SQLITE_OK;
+  }
+  t->zVfs = pVfs->zName;
+  if( strcmp(t->zVfs, "memdb")==0 ){
+    *pzWhy = "an in-memory database";
+    return SQLITE_OK;
+  }
+  if( strstr(t->zVfs, "-none") ){
+    *pzWhy = "a VFS without locks";
+    return SQLITE_OK;
+  }
+  if( sqlite3_txn_state(db, t->zSchema)==SQLITE_TXN_WRITE ){
+    *pzWhy = "uncommitted changes in this database";
+    return SQLITE_OK;
+  }
+  rc = dsRangeIsWal(db, t->zSchema, &bWal);
+  if( bWal ) *pzWhy = "WAL mode (this SQLite has no snapshots)";
+  return rc;
+}
+
+/* A name of the rowid that no column of pIn takes, or NULL. */
+static const char *dsRangeRowidName(const DsInput *pIn){
+  static const char *const azName[] = { "_rowid_", "rowid", "oid" };
+  int i, j;
+  for(i=0; i<3; i++){
+    for(j=0; j<pIn->nCol && sqlite3_stricmp(pIn->azCol[j], azName[i]); j++){}
+    if( j==pIn->nCol ) return azName[i];
+  }
+  return 0;
+}
+
+/*
+** Does SQLite read the table through an index in the caller's own reader
+** (pSerial)?  A covering index of the columns needed is narrower than the
+** table, and SQLite prefers it; but it hands the rows out in the index's
+** order, and rows read in rowid ranges would come in another: the results
+** and statistics of a run could then depend on `threads`.
+*/
+static int dsRangeUsesIndex(sqlite3 *db, DsSource *pSerial, int *pbIndex){
+  sqlite3_stmt *pStmt = 0;
+  char *zSql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s",
+                               dsReaderSqlOf(pSerial));
+  int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0) : SQLITE_NOMEM;
+  *pbIndex = 1;             /* unknown: as good as an index, not safe */
+  if( rc==SQLITE_OK ){
+    *pbIndex = 0;
+    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+      const char *zDetail = (const char *)sqlite3_column_text(pStmt, 3);
+      if( zDetail==0 || strstr(zDetail, " INDEX ") ) *pbIndex = 1;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* Why the caller reads pIn itself, or NULL: it may be read in parallel,
+** from the table described in *t. */
+static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
+                          i64 *pnRow, const char **pzWhy){
+  int rc;
+  if( pConn->nThread<=1 ){
+    *pzWhy = "threads is 1";
+    return SQLITE_OK;
+  }
+  if( !sqlite3_threadsafe() ){
+    *pzWhy = "SQLite built without threads";
+    return SQLITE_OK;
+  }
+  if( pIn->zName==0 ){
+    *pzWhy = "a query";
+    return SQLITE_OK;
+  }
+  /* Before any statement is prepared: in a transaction that wrote, an
+  ** allocation failing in one would cost the caller that transaction. */
+  if( sqlite3_txn_state(pConn->db, pIn->zSchema)==SQLITE_TXN_WRITE ){
+    *pzWhy = "uncommitted changes in this database";
+    return SQLITE_OK;
+  }
+  rc = dsRangeFindTable(pConn->db, pIn, t, pzWhy);
+  if( rc==SQLITE_OK && *pzWhy==0 ) rc = dsRangeSafe(pConn->db, t, pzWhy);
+  if( rc!=SQLITE_OK || *pzWhy ) return rc;
+  t->zRowid = dsRangeRowidName(pIn);
+  if( t->zRowid==0 ){
+    *pzWhy = "a table whose columns hide its rowid";
+    return SQLITE_OK;
+  }
+  rc = dsInputQuickRows(pConn, pIn, pnRow);
+  if( pConn->nParallelMinRows>0 ){
+    if( rc==SQLITE_OK && *pnRow<pConn->nParallelMinRows ){
+      *pzWhy = "fewer rows than parallel_min_rows";
+    }
+  }
+  return rc;
+}
+
+/*************************************************************************
+** Starting a parallel read.
+*/
+
+/*
+** Step the statement that holds the caller's read lock (and gives the
+** span of the rowids) and leave it on its row.  *pbEmpty if the table has
+** no rows.
+*/
+static int dsRangeHold(DsRangeRead *p, const DsRangeTable *t, int *pbEmpty){
+  /* Two subqueries: SQLite finds a lone min() or max() in one descent of
+  ** the b-tree, both in one query only by a scan. */
+  char *zSql = sqlite3_mprintf("SELECT (SELECT min(%s) FROM \"%w\".\"%w\"),"
+                               " (SELECT max(%s) FROM \"%w\".\"%w\")",
+                               t->zRowid, t->zSchema, t->zName,
+                               t->zRowid, t->zSchema, t->zName);
+  int rc = zSql ? sqlite3_prepare_v2(p->pConn->db, zSql, -1, &p->pHold, 0)
+                : SQLITE_NOMEM;
+  sqlite3_free(zSql);
+  *pbEmpty = 1;
+  if( rc==SQLITE_OK ) rc = sqlite3_step(p->pHold);
+  if( rc==SQLITE_ROW ){
+    rc = SQLITE_OK;
+    if( sqlite3_column_type(p->pHold, 0)==SQLITE_INTEGER ){
+      *pbEmpty = 0;
+      p->iMin = sqlite3_column_int64(p->pHold, 0);
+      p->nLast = (u64)sqlite3_column_int64(p->pHold, 1) - (u64)p->iMin;
+    }
+  }
+  return rc;
+}
+
+/* Batch sizes and the chunks of the rowids (see the top: memory). */
+static void dsRangeShape(DsRangeRead *p, i64 nRowGuess){
+  i64 nAll = p->pConn->nMemLimit / 16;
+  i64 nChunkRow;
+  u64 nSpan;
+  p->nQueue = 16;
+  for(;;){
+    p->nBatchByte = nAll / ((i64)p->nWorker * p->nQueue);
+    if( p->nBatchByte>=4096 || p->nQueue<=2 ) break;
+    p->nQueue /= 2;
+  }
+  if( p->nBatchByte<4096 ) p->nBatchByte = 4096;
+  if( p->nBatchByte>256*1024 ) p->nBatchByte = 256*1024;
+  p->nBatchRow = DS_BATCH;
+  /* A chunk should fill about half a worker's batches, so that each
+  ** worker has its next chunk ready while the others' are handed out. */
+  nChunkRow = (i64)(p->nQueue/2) * (p->nBatchByte/64 < DS_BATCH
+                                    ? p->nBatchByte/64 : DS_BATCH);
+  if( nChunkRow<1 ) nChunkRow = 1;
+  nSpan = p->nLast + 1;   /* 0: every rowid there is */
+  if( nRowGuess<0 ) nRowGuess = nSpan ? (i64)(nSpan>>1) : (i64)(~(u64)0>>1);
+  p->nChunk = nRowGuess / nChunkRow;
+  if( p->nChunk<p->nWorker ) p->nChunk = p->nWorker;
+  if( p->nChunk>DS_RANGE_MAX_CHUNKS ) p->nChunk = DS_RANGE_MAX_CHUNKS;
+  if( nSpan && (u64)p->nChunk>nSpan ) p->nChunk = (i64)nSpan;
+  if( nSpan ){
+    p->nStep = nSpan / (u64)p->nChunk + (nSpan % (u64)p->nChunk!=0);
+    p->nChunk = (i64)(nSpan / p->nStep + (nSpan % p->nStep!=0));
+  }else{
+    p->nStep = ((u64)1 << 63) / (u64)p->nChunk * 2;
+    p->nChunk = (i64)((p->nLast / p->nStep) + 1);
+  }
+  assert( p->nChunk>=1 && p->nStep>=1 );
+}
+
+/* Run zSql on w's connection; SQLITE_OK or its error. */
+static int dsRangeExec(DsRangeWorker *w, const char *zSql){
+  return sqlite3_exec(w->conn.db, zSql, 0, 0, 0);
+}
+
+/*
+** Open worker w's connection on t's file, take its read lock inside a
+** transaction (kept until it closes), and prepare its reader of pIn's
+** columns over a range of rowids.
+*/
+static int dsRangeConnect(DsRangeRead *p, DsRangeWorker *w,
+                          const DsRangeTable *t, const DsInput *pIn,
+                          int nKey, const int *aiKey, int nPay,
+                          const int *aiPay){
+  DsInput in = *pIn;
+  char *zErr = 0;
+  char *zLock;
+  int rc;
+  memset(&w->conn, 0, sizeof(w->conn));
+  w->conn.nMemLimit = p->pConn->nMemLimit;
+  w->conn.nThread = 1;
+  dsMemInit(&w->mem, &w->conn);
+  rc = sqlite3_open_v2(t->zFile, &w->conn.db,
+                       SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, t->zVfs);
+  if( rc==SQLITE_OK ) rc = dsRegisterReader(w->conn.db);
+  if( rc==SQLITE_OK ) rc = dsRangeExec(w, "BEGIN");
+  zLock = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM main.\"%w\" "
+                          "LIMIT 1)", t->zName);
+  if( rc==SQLITE_OK ) rc = zLock ? dsRangeExec(w, zLock) : SQLITE_NOMEM;
+  sqlite3_free(zLock);
+  in.zBody = sqlite3_mprintf("SELECT * FROM main.\"%w\" WHERE %s BETWEEN ?2 "
+                             "AND ?3", t->zName, t->zRowid);
+  in.zName = in.zSchema = 0;
+  in.bPlainScan = 1;
+  if( rc==SQLITE_OK ){
+    rc = in.zBody==0 ? SQLITE_NOMEM
+         : dsSerialReaderOpen(&w->conn, p->zFunc, &in, nKey, aiKey, nPay,
+                              aiPay, &w->pSrc, &zErr);
+  }
+  sqlite3_free(in.zBody);
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* The batches of worker w, empty and free. */
+static int dsRangeAllocBatches(DsRangeRead *p, DsRangeWorker *w){
+  int i;
+  w->aBatch = sqlite3_malloc64(sizeof(DsRangeBatch) * (size_t)p->nQueue);
+  if( w->aBatch==0 ) return SQLITE_NOMEM;
+  memset(w->aBatch, 0, sizeof(DsRangeBatch) * (size_t)p->nQueue);
+  for(i=0; i<p->nQueue; i++){
+    w->aBatch[i].pWorker = w;
+    dsArenaInit(&w->aBatch[i].arena, &w->mem);
+  }
+  for(i=0; i<p->nQueue; i++){
+    DsRangeBatch *b = &w->aBatch[i];
+    b->aRow = sqlite3_malloc64(sizeof(DsRow *) * (size_t)p->nBatchRow);
+    b->aRowAt = sqlite3_malloc64(sizeof(i64) * (size_t)p->nBatchRow);
+    if( b->aRow==0 || b->aRowAt==0 ) return SQLITE_NOMEM;
+    b->pNext = w->pFree;
+    w->pFree = b;
+  }
+  return SQLITE_OK;
+}
+
+/* Open every worker's connection and start the threads.  An error other
+** than SQLITE_NOMEM leaves *pzWhy saying why the caller reads instead. */
+static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
+                        const DsInput *pIn, int nKey, const int *aiKey,
+                        int nPay, const int *aiPay, char **pzWhy){
+  int i;
+  int rc = SQLITE_OK;
+  for(i=0; rc==SQLITE_OK && i<p->nWorker; i++){
+    DsRangeWorker *w = &p->aWorker[i];
+    w->pRead = p;
+    w->iWorker = i;
+    rc = dsRangeConnect(p, w, t, pIn, nKey, aiKey, nPay, aiPay);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+      *pzWhy = sqlite3_mprintf("by the caller: the connections could not "
+                               "be opened (%s)", w->conn.db
+                               ? sqlite3_errmsg(w->conn.db)
+                               : sqlite3_errstr(rc));
+      return *pzWhy ? rc : SQLITE_NOMEM;
+    }
+    if( rc==SQLITE_OK ) rc = dsRangeAllocBatches(p, w);
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  if( pthread_mutex_init(&p->mutex, 0)==0 ){
+    if( pthread_cond_init(&p->filled, 0)==0 ){
+      if( pthread_cond_init(&p->freed, 0)==0 ){
+        p->bMutex = 1;
+      }else{
+        pthread_cond_destroy(&p->filled);
+        pthread_mutex_destroy(&p->mutex);
+      }
+    }else{
+      pthread_mutex_destroy(&p->mutex);
+    }
+  }
+  return p->bMutex ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/*
+** Try to read pIn in parallel.  SQLITE_OK with *ppSrc set; or SQLITE_OK
+** with *ppSrc NULL and *pzWhy saying why the caller reads it (NULL if
+** memory ran out for that text alone); or SQLITE_NOMEM.
+*/
+static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                       int nKey, const int *aiKey, int nPay,
+                       const int *aiPay, DsSource *pSerial, DsSource **ppSrc,
+                       char **pzWhy){
+  DsRangeTable t;
+  DsRangeRead *p;
+  const char *zWhy = 0;
+  i64 nRow = -1;
+  int bEmpty = 1;
+  int rc;
+  *ppSrc = 0;
+  *pzWhy = 0;
+  memset(&t, 0, sizeof(t));
+  rc = dsRangeRefusal(pConn, pIn, &t, &nRow, &zWhy);
+  if( rc==SQLITE_OK && zWhy==0 ){
+    int bIndex = 1;
+    rc = dsRangeUsesIndex(pConn->db, pSerial, &bIndex);
+    if( bIndex ) zWhy = "SQLite reads it through an index";
+  }
+  if( rc!=SQLITE_OK || zWhy ){
+    dsRangeTableClear(&t);
+    if( rc==SQLITE_OK ){
+      *pzWhy = sqlite3_mprintf("by the caller: %s", zWhy);
+      if( *pzWhy==0 ) rc = SQLITE_NOMEM;
+    }
+    return rc;
+  }
+  p = sqlite3_malloc64(sizeof(DsRangeRead));
+  if( p==0 ){
+    dsRangeTableClear(&t);
+    return SQLITE_NOMEM;
+  }
+  memset(p, 0, sizeof(*p));
+  p->base.xNext = dsRangeNext;
+  p->base.xBatch = dsRangeBatch;
+  p->base.xClose = dsRangeClose;
+  p->base.xKeysFirst = dsRangeKeysFirst;
+  p->base.xStop = dsRangeStopSource;
+  p->pConn = pConn;
+  p->zFunc = zFunc;
+  dsTickerInit(&p->tick, pConn);
+  rc = dsRangeHold(p, &t, &bEmpty);
+  if( rc==SQLITE_OK && bEmpty ){
+    *pzWhy = sqlite3_mprintf("by the caller: an empty table");
+    if( *pzWhy==0 ) rc = SQLITE_NOMEM;
+  }else if( rc==SQLITE_OK ){
+    /* The caller is one of the threads: it hands the rows out, and the
+    ** operator does its work with them there. */
+    p->nWorker = pConn->nThread - 1;
+    dsRangeShape(p, nRow);
+    if( p->nChunk<p->nWorker ) p->nWorker = (int)p->nChunk;
+    p->aWorker = sqlite3_malloc64(sizeof(DsRangeWorker) * (size_t)p->nWorker);
+    if( p->aWorker==0 ) rc = SQLITE_NOMEM;
+    if( rc==SQLITE_OK ){
+      memset(p->aWorker, 0, sizeof(DsRangeWorker) * (size_t)p->nWorker);
+      rc = dsRangeStart(p, &t, pIn, nKey, aiKey, nPay, aiPay, pzWhy);
+    }
+  }else if( rc!=SQLITE_NOMEM ){
+    *pzWhy = sqlite3_mprintf("by the caller: %s", sqlite3_errmsg(pConn->db));
+    if( *pzWhy==0 ) rc = SQLITE_NOMEM;
+  }
+  dsRangeTableClear(&t);
+  if( rc==SQLITE_OK && *pzWhy==0 ){
+    p->base.nWorker = p->nWorker;
+    p->base.zRead = sqlite3_mprintf("rowid ranges on %d connection%s",
+                                    p->nWorker, p->nWorker>1 ? "s" : "");
+    if( p->base.zRead ){
+      p->pSerial = pSerial;
+      *ppSrc = &p->base;
+      return SQLITE_OK;
+    }
+    rc = SQLITE_NOMEM;
+  }
+  dsRangeClose(&p->base);
+  return rc==SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+#else  /* DS_OMIT_THREADS */
+
+static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                       int nKey, const int *aiKey, int nPay,
+                       const int *aiPay, DsSource *pSerial, DsSource **ppSrc,
+                       char **pzWhy){
+  (void)zFunc; (void)pSerial; (void)pIn; (void)nKey; (void)aiKey; (void)nPay; (void)aiPay;
+  *ppSrc = 0;
+  *pzWhy = sqlite3_mprintf("by the caller: %s", pConn->nThread<=1
+                           ? "threads is 1" : "built without threads");
+  return SQLITE_OK;
+}
+
+#endif /* DS_OMIT_THREADS */
+
+/*
+** Open a reader of pIn returning rows of the key columns aiKey[] followed
+** by the columns aiPay[]: in parallel where that is allowed (above), else
+** the caller's own serial reader (reader.c).  The source says which in
+** zRead, and how many workers read it in nWorker.
+*/
+int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
+                 int nKey, const int *aiKey, int nPay, const int *aiPay,
+                 DsSource **ppSrc, char **pzErr){
+  DsSource *pSerial = 0;
+  DsSource *pRange = 0;
+  char *zWhy = 0;
+  int rc = dsSerialReaderOpen(pConn, zFunc, pIn, nKey, aiKey, nPay, aiPay,
+                              &pSerial, pzErr);
+  *ppSrc = 0;
+  if( rc!=SQLITE_OK ) return rc;
+  rc = dsRangeOpen(pConn, zFunc, pIn, nKey, aiKey, nPay, aiPay, pSerial,
+                   &pRange, &zWhy);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zWhy);
+    pSerial->xClose(pSerial);
+    return rc;
+  }
+  if( pRange ){
+    *ppSrc = pRange;      /* which keeps pSerial (dsRangeKeysFirst) */
+  }else{
+    pSerial->zRead = zWhy;
+    *ppSrc = pSerial;
+  }
+  return SQLITE_OK;
+}
