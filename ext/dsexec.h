@@ -83,7 +83,6 @@ int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                        int nKey, const int *aiKey, int nPay,
                        const int *aiPay, DsSource **ppSrc, char **pzErr);
 int dsReaderSetRange(DsSource *pSrc, i64 iFirst, i64 iLast);
-int dsReaderUseKeysFirst(DsSource *pSrc);
 const char *dsReaderSqlOf(DsSource *pSrc);
 void dsReaderCountRows(DsSource *pSrc, i64 *aRowAt);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,

@@ -168,11 +168,23 @@ void dsOpStopSources(DsOp *pOp){
   }
 }
 
+/*
+** Is the interrupt that stopped the run between two rows still on?  Two
+** checks: SQLite calls a progress handler only once N instructions have
+** passed since its last call, and one ping (about 90 instructions) may
+** fall short of N = 100 where the last call came just before it.
+*/
+static int dsOpStillInterrupted(DsOp *pOp){
+  int rc = dsTickerCheck(&pOp->tick);
+  if( rc==SQLITE_OK ) rc = dsTickerCheck(&pOp->tick);
+  return rc==SQLITE_INTERRUPT;
+}
+
 /* Release what the operator holds and publish its statistics. */
 void dsOpFinish(DsOp *pOp){
   int i;
   if( !pOp->stats.bComplete && pOp->stats.rcStop==0
-   && dsTickerCheck(&pOp->tick)==SQLITE_INTERRUPT ){
+   && dsOpStillInterrupted(pOp) ){
     /* The run ends before its last row with no error of its own: a LIMIT
     ** met, an error elsewhere in the statement, or SQLite interrupted it
     ** between two rows.  The last is seen here, as the interrupt is still

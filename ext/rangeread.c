@@ -39,7 +39,12 @@
 ** rollback-journal mode (in WAL mode a commit can land between the
 ** caller's snapshot and the workers' reads, and Debian's SQLite has no
 ** sqlite3_snapshot_open() to pin it), opened with locking (not nolock or
-** immutable, not through a VFS that does not lock).  Views, queries, temp
+** immutable, not through a VFS that does not lock); and the caller's
+** connection must read the table as a fresh one would: the same program
+** (its authorizer may hide a column, reverse_unordered_selects turn the
+** scan around: dsRangeSameProgram), no VIRTUAL generated column (computed
+** with the caller's functions), no covering index SQLite would read it
+** through in another order (dsRangeUsesIndex).  Views, queries, temp
 ** and in-memory tables, tables without rowid and virtual tables are read
 ** by the caller.  The reason the caller read an input is kept for
 ** ds_last_stats() (DsSource.zRead).
@@ -55,7 +60,12 @@
 ** an interrupt, a LIMIT, a reset or finalized statement), stops the
 ** workers: sqlite3_interrupt() on their connections ends a step at once,
 ** and a worker waiting for room sees the stop flag; all are joined before
-** their connections are closed.  No worker outlives its reader.
+** their connections are closed.  No worker outlives its reader.  (An
+** interrupt that lands as a worker starts a chunk is cleared by SQLite,
+** which clears it when a statement starts on an idle connection: that
+** worker then reads one more batch, at most nBatchRow rows, before it
+** sees the flag.  sqlite3_progress_handler() would close that gap, but
+** builds may omit it: tests/clients.test keeps such calls out.)
 */
 #include "dataset_int.h"
 
@@ -91,6 +101,7 @@ struct DsRangeBatch {
   int bEnd;               /* the chunk ends here (a batch of no rows) */
   int rc;                 /* the error that stopped the worker, or 0 */
   char *zErr;             /* its message, or NULL */
+  int bSqlite;            /* rc is SQLite's own error (DsConn.rcSqlite) */
 };
 
 struct DsRangeWorker {
@@ -101,6 +112,7 @@ struct DsRangeWorker {
   DsSource *pSrc;         /* its reader */
   pthread_t thread;
   int bThread;            /* thread is running (to be joined) */
+  int bExited;            /* it returned (under the mutex) */
   DsRangeBatch *aBatch;   /* all its batches */
   DsRangeBatch *pFree;    /* to fill */
   DsRangeBatch *pHead;    /* filled, oldest first */
@@ -127,7 +139,7 @@ struct DsRangeRead {
   int bMutex;             /* mutex and conditions initialized */
   int bStarted;           /* the threads were started (at the first read) */
   int bSerial;            /* they could not be: pSerial reads instead */
-  DsRowFilter *pKeyFilter;  /* workers read keys first through it, or NULL */
+  int bKeysFirst;         /* the caller's reader would read keys first */
   DsSource *pSerial;      /* the caller's own reader: its sample of keys
                           ** decides keys first, as it would serially */
   i64 nRowDone;           /* rows read of the batches before pCur */
@@ -181,13 +193,14 @@ static int dsRangeFill(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
   dsArenaReset(&b->arena);
   dsReaderCountRows(w->pSrc, b->aRowAt);
   rc = dsSourceBatch(w->pSrc, &b->arena, b->aRow, p->nBatchRow,
-                     p->nBatchByte, p->pKeyFilter, &b->nRow);
+                     p->nBatchByte, 0, &b->nRow);
   b->nRead = w->pSrc->nRow - nBefore;
   for(i=0; i<b->nRow; i++) b->aRowAt[i] -= nBefore;
   b->bEnd = rc!=SQLITE_OK || b->nRow==0;
   if( rc!=SQLITE_OK ){
     const char *zMsg = w->pSrc->zErr;
     b->rc = rc;
+    b->bSqlite = w->conn.rcSqlite!=0;
     if( rc!=SQLITE_NOMEM ){
       b->zErr = sqlite3_mprintf("%s", zMsg ? zMsg : sqlite3_errstr(rc));
     }
@@ -196,8 +209,22 @@ static int dsRangeFill(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
 }
 
 /* A worker: its chunks in order, each read whole into batches. */
+static void *dsRangeWorkerRun(DsRangeWorker *w);
+
+/* A worker thread: its chunks, then a word to the caller that it ended
+** (a caller waiting for one of its batches then stops waiting). */
 static void *dsRangeWorkerMain(void *pArg){
   DsRangeWorker *w = (DsRangeWorker *)pArg;
+  DsRangeRead *p = w->pRead;
+  dsRangeWorkerRun(w);
+  pthread_mutex_lock(&p->mutex);
+  w->bExited = 1;
+  pthread_cond_broadcast(&p->filled);
+  pthread_mutex_unlock(&p->mutex);
+  return 0;
+}
+
+static void *dsRangeWorkerRun(DsRangeWorker *w){
   DsRangeRead *p = w->pRead;
   i64 k;
   for(k=w->iWorker; k<p->nChunk; k+=p->nWorker){
@@ -214,6 +241,7 @@ static void *dsRangeWorkerMain(void *pArg){
         b->rc = rc;
         b->bEnd = 1;
         b->nRow = 0;
+        b->nRead = 0;
       }
       dsRangePut(p, w, b);
       if( rc!=SQLITE_OK ) return 0;
@@ -298,7 +326,7 @@ static void dsRangeRelease(DsRangeRead *p){
 /* Wait up to DS_RANGE_WAIT_MS on the filled condition (mutex held). */
 static void dsRangeWait(DsRangeRead *p){
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
   ts.tv_nsec += DS_RANGE_WAIT_MS * 1000000L;
   if( ts.tv_nsec>=1000000000L ){
     ts.tv_sec++;
@@ -313,6 +341,12 @@ static int dsRangeAwait(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch **pb){
   pthread_mutex_lock(&p->mutex);
   while( w->pHead==0 ){
     int rc;
+    if( w->bExited || p->bStop ){
+      /* Nothing more will come: the reader was stopped, or read past
+      ** an error it reported. */
+      pthread_mutex_unlock(&p->mutex);
+      return SQLITE_MISUSE;
+    }
     dsRangeWait(p);
     if( w->pHead ) break;
     pthread_mutex_unlock(&p->mutex);
@@ -336,10 +370,14 @@ static int dsRangeFailed(DsRangeRead *p, DsRangeBatch *b){
   if( rc==SQLITE_NOMEM ) return rc;
   p->base.zErr = sqlite3_mprintf("%s (a read connection)",
                                  b->zErr ? b->zErr : sqlite3_errstr(rc));
-  /* SQLITE_INTERRUPT from a worker means the caller was interrupted (no
-  ** one else stops a worker while it is read); any other error of a read
-  ** connection is the extension's own, and fails the statement alone. */
-  if( rc!=SQLITE_INTERRUPT ) rc = SQLITE_ERROR;
+  /* SQLite's own error in reading the input keeps its code, as in the
+  ** caller's own reader (dsStepInput); any other is the extension's own,
+  ** and fails the statement alone (errors.c). */
+  if( b->bSqlite ){
+    dsSqliteError(p->pConn, rc);
+  }else if( rc!=SQLITE_INTERRUPT ){
+    rc = SQLITE_ERROR;
+  }
   return p->base.zErr ? rc : SQLITE_NOMEM;
 }
 
@@ -392,22 +430,23 @@ static int dsRangeStartThreads(DsRangeRead *p){
   return SQLITE_OK;
 }
 
-/* Keys first: decided on the caller's own reader by its sample of keys,
-** as a serial read would decide it; the workers then read so too. */
+/*
+** Keys first: decided on the caller's own reader by its sample of keys,
+** as a serial read would decide it, so that the statistics say the same.
+** The workers make every row, and the filter of each batch is applied as
+** the rows are handed out (dsRangeBatch), as ds_input_key() would apply
+** it: a filter is the operator's, and may change between batches (a
+** partition spilled while the probe side is read), so no worker sees it.
+*/
 static int dsRangeKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
                             int *pbKeysFirst){
   DsRangeRead *p = (DsRangeRead *)pSrc;
-  int i, rc;
-  *pbKeysFirst = p->pKeyFilter!=0;
-  if( p->bStarted || p->pKeyFilter ) return SQLITE_OK;
-  rc = dsSourceKeysFirst(p->pSerial, pFilter, pbKeysFirst);
-  if( rc!=SQLITE_OK || !*pbKeysFirst ) return rc;
-  for(i=0; i<p->nWorker; i++){
-    rc = dsReaderUseKeysFirst(p->aWorker[i].pSrc);
-    if( rc!=SQLITE_OK ) return rc;
+  int rc = SQLITE_OK;
+  if( !p->bStarted && !p->bKeysFirst ){
+    rc = dsSourceKeysFirst(p->pSerial, pFilter, &p->bKeysFirst);
   }
-  p->pKeyFilter = pFilter;
-  return SQLITE_OK;
+  *pbKeysFirst = p->bKeysFirst;
+  return rc;
 }
 
 /* The operator is about to free what it gave the source (the filter of
@@ -583,6 +622,24 @@ static int dsRangeSafe(sqlite3 *db, DsRangeTable *t, const char **pzWhy){
   return rc;
 }
 
+/* Does t have a VIRTUAL generated column?  Its values are computed as
+** they are read, with the functions of the connection that reads them;
+** the caller's may differ from a fresh connection's. */
+static int dsRangeHasVirtualColumns(sqlite3 *db, const DsRangeTable *t,
+                                    const char **pzWhy){
+  sqlite3_stmt *pStmt = 0;
+  int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, ?2)"
+                              " WHERE hidden=2", -1, &pStmt, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 1, t->zName, -1, 0);
+  if( rc==SQLITE_OK ) rc = sqlite3_bind_text(pStmt, 2, t->zSchema, -1, 0);
+  if( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    *pzWhy = "a table with virtual generated columns";
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt);
+  else sqlite3_finalize(pStmt);
+  return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
+}
+
 /* A name of the rowid that no column of pIn takes, or NULL. */
 static const char *dsRangeRowidName(const DsInput *pIn){
   static const char *const azName[] = { "_rowid_", "rowid", "oid" };
@@ -644,6 +701,8 @@ static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
   }
   rc = dsRangeFindTable(pConn->db, pIn, t, pzWhy);
   if( rc==SQLITE_OK && *pzWhy==0 ) rc = dsRangeSafe(pConn->db, t, pzWhy);
+  if( rc!=SQLITE_OK || *pzWhy ) return rc;
+  rc = dsRangeHasVirtualColumns(pConn->db, t, pzWhy);
   if( rc!=SQLITE_OK || *pzWhy ) return rc;
   t->zRowid = dsRangeRowidName(pIn);
   if( t->zRowid==0 ){
@@ -716,14 +775,28 @@ static void dsRangeShape(DsRangeRead *p, i64 nRowGuess){
   if( p->nChunk<p->nWorker ) p->nChunk = p->nWorker;
   if( p->nChunk>DS_RANGE_MAX_CHUNKS ) p->nChunk = DS_RANGE_MAX_CHUNKS;
   if( nSpan && (u64)p->nChunk>nSpan ) p->nChunk = (i64)nSpan;
+  /* No more chunks than rows: a few rows far apart need no more workers
+  ** than they are. */
+  if( p->nChunk>(nRowGuess>0 ? nRowGuess : 1) ){
+    p->nChunk = nRowGuess>0 ? nRowGuess : 1;
+  }
   if( nSpan ){
     p->nStep = nSpan / (u64)p->nChunk + (nSpan % (u64)p->nChunk!=0);
     p->nChunk = (i64)(nSpan / p->nStep + (nSpan % p->nStep!=0));
   }else{
+    /* Every rowid there is, 2^64 of them: at least two chunks, so that
+    ** a chunk's size fits in 64 bits. */
+    if( p->nChunk<2 ) p->nChunk = 2;
     p->nStep = ((u64)1 << 63) / (u64)p->nChunk * 2;
     p->nChunk = (i64)((p->nLast / p->nStep) + 1);
   }
   assert( p->nChunk>=1 && p->nStep>=1 );
+}
+
+/* The text of a reader of table t's rowid ranges, in database zDb. */
+static char *dsRangeBody(const DsRangeTable *t, const char *zDb){
+  return sqlite3_mprintf("SELECT * FROM \"%w\".\"%w\" WHERE %s BETWEEN ?2 "
+                         "AND ?3", zDb, t->zName, t->zRowid);
 }
 
 /* Run zSql on w's connection; SQLITE_OK or its error. */
@@ -750,14 +823,20 @@ static int dsRangeConnect(DsRangeRead *p, DsRangeWorker *w,
   dsMemInit(&w->mem, &w->conn);
   rc = sqlite3_open_v2(t->zFile, &w->conn.db,
                        SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, t->zVfs);
-  if( rc==SQLITE_OK ) rc = dsRegisterReader(w->conn.db);
+  if( rc==SQLITE_OK ){
+    int i;
+    /* The caller's limits (a length it lowered must fail here too). */
+    for(i=0; i<=SQLITE_LIMIT_WORKER_THREADS; i++){
+      sqlite3_limit(w->conn.db, i, sqlite3_limit(p->pConn->db, i, -1));
+    }
+    rc = dsRegisterReader(w->conn.db);
+  }
   if( rc==SQLITE_OK ) rc = dsRangeExec(w, "BEGIN");
   zLock = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM main.\"%w\" "
                           "LIMIT 1)", t->zName);
   if( rc==SQLITE_OK ) rc = zLock ? dsRangeExec(w, zLock) : SQLITE_NOMEM;
   sqlite3_free(zLock);
-  in.zBody = sqlite3_mprintf("SELECT * FROM main.\"%w\" WHERE %s BETWEEN ?2 "
-                             "AND ?3", t->zName, t->zRowid);
+  in.zBody = dsRangeBody(t, "main");
   in.zName = in.zSchema = 0;
   in.bPlainScan = 1;
   if( rc==SQLITE_OK ){
@@ -768,6 +847,69 @@ static int dsRangeConnect(DsRangeRead *p, DsRangeWorker *w,
   sqlite3_free(in.zBody);
   sqlite3_free(zErr);
   return rc;
+}
+
+/* The names of the opcodes of zSql's program on db, as one text; NULL
+** if it cannot be prepared or memory ran out (*pbNoMem then). */
+static char *dsRangeOpcodes(sqlite3 *db, const char *zSql, int *pbNoMem){
+  sqlite3_stmt *pStmt = 0;
+  sqlite3_str *pOut = sqlite3_str_new(db);
+  char *zExplain = sqlite3_mprintf("EXPLAIN %s", zSql);
+  char *zOut;
+  int rc = zExplain ? sqlite3_prepare_v2(db, zExplain, -1, &pStmt, 0)
+                    : SQLITE_NOMEM;
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    sqlite3_str_appendf(pOut, "%s ", sqlite3_column_text(pStmt, 1));
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt);
+  else sqlite3_finalize(pStmt);
+  sqlite3_free(zExplain);
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pOut);
+  zOut = sqlite3_str_finish(pOut);
+  if( rc!=SQLITE_OK ){
+    *pbNoMem = dsIsNoMem(rc);
+    sqlite3_free(zOut);
+    return 0;
+  }
+  return zOut;
+}
+
+/*
+** Would the caller's own connection run worker w's reader as w does?  The
+** same reader prepared there (where the caller's authorizer runs, which
+** can turn a column into NULL) must give the same opcodes as on w's
+** connection, which has no authorizer and default settings
+** (reverse_unordered_selects would turn the scan around).  *pbSame.
+*/
+static int dsRangeSameProgram(DsRangeRead *p, DsRangeWorker *w,
+                              const DsRangeTable *t, const DsInput *pIn,
+                              int nKey, const int *aiKey, int nPay,
+                              const int *aiPay, int *pbSame){
+  DsInput in = *pIn;
+  DsSource *pMine = 0;
+  char *zErr = 0;
+  char *zMine = 0, *zTheirs = 0;
+  int bNoMem = 0;
+  int rc;
+  *pbSame = 0;
+  in.zBody = dsRangeBody(t, t->zSchema);
+  in.zName = in.zSchema = 0;
+  in.bPlainScan = 1;
+  if( in.zBody==0 ) return SQLITE_NOMEM;
+  rc = dsSerialReaderOpen(p->pConn, p->zFunc, &in, nKey, aiKey, nPay, aiPay,
+                          &pMine, &zErr);
+  sqlite3_free(zErr);
+  if( rc==SQLITE_OK ){
+    zMine = dsRangeOpcodes(p->pConn->db, dsReaderSqlOf(pMine), &bNoMem);
+    zTheirs = dsRangeOpcodes(w->conn.db, dsReaderSqlOf(w->pSrc), &bNoMem);
+    *pbSame = zMine && zTheirs && strcmp(zMine, zTheirs)==0;
+    pMine->xClose(pMine);
+  }
+  sqlite3_free(in.zBody);
+  sqlite3_free(zMine);
+  sqlite3_free(zTheirs);
+  if( rc==SQLITE_NOMEM || bNoMem ) return SQLITE_NOMEM;
+  return SQLITE_OK;
 }
 
 /* The batches of worker w, empty and free. */
@@ -803,6 +945,16 @@ static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
     w->pRead = p;
     w->iWorker = i;
     rc = dsRangeConnect(p, w, t, pIn, nKey, aiKey, nPay, aiPay);
+    if( rc==SQLITE_OK && i==0 ){
+      int bSame = 0;
+      rc = dsRangeSameProgram(p, w, t, pIn, nKey, aiKey, nPay, aiPay, &bSame);
+      if( rc==SQLITE_OK && !bSame ){
+        *pzWhy = sqlite3_mprintf("by the caller: its connection reads the "
+                                 "table otherwise (an authorizer, a "
+                                 "setting)");
+        return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+      }
+    }
     if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
       *pzWhy = sqlite3_mprintf("by the caller: the connections could not "
                                "be opened (%s)", w->conn.db
@@ -814,7 +966,16 @@ static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
   }
   if( rc!=SQLITE_OK ) return rc;
   if( pthread_mutex_init(&p->mutex, 0)==0 ){
-    if( pthread_cond_init(&p->filled, 0)==0 ){
+    pthread_condattr_t attr;
+    int bFilled = 0;
+    /* The caller's timed waits run on the monotonic clock: a clock set
+    ** back must not delay its interrupt checks. */
+    if( pthread_condattr_init(&attr)==0 ){
+      bFilled = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)==0
+             && pthread_cond_init(&p->filled, &attr)==0;
+      pthread_condattr_destroy(&attr);
+    }
+    if( bFilled ){
       if( pthread_cond_init(&p->freed, 0)==0 ){
         p->bMutex = 1;
       }else{

@@ -596,6 +596,8 @@ static int dsReaderSampleKeys(DsReader *p, DsRowFilter *pFilter,
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+static int dsReaderUseKeysFirst(DsSource *pSrc);
+
 /*
 ** The rows of pSrc are about to be read through pFilter: a reader of a
 ** plain scan that has not been read from yet reads keys first from now
@@ -628,11 +630,10 @@ static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
 
 /*
 ** Read pSrc, a reader of a plain scan that has not read yet, keys first
-** from now on, without sampling: rangeread.c's workers, once the caller's
-** sample decided.  SQLITE_OK (also when it stays as it was: the form only
+** from now on.  SQLITE_OK (also when it stays as it was: the form only
 ** saves time) or SQLITE_NOMEM.
 */
-int dsReaderUseKeysFirst(DsSource *pSrc){
+static int dsReaderUseKeysFirst(DsSource *pSrc){
   DsReader *p = (DsReader *)pSrc;
   sqlite3_stmt *pNew = 0;
   int rc;

@@ -29,6 +29,13 @@
 ** ds_min_by / ds_max_by (against correlated subqueries), and a sort-merge
 ** join of 40,000 generated rows with threads = 2 (the sorter's worker).
 **
+** Then tables read in parallel (rangeread.c: worker threads, each on a
+** read connection of its own): N_PAR_READER threads, each with its own
+** connection to a second database file in rollback-journal mode, run
+** joins, a coGroup and a cross product with threads 3 and
+** parallel_min_rows 0, against SQLite's own SQL, and check that the
+** inputs really were read in rowid ranges.
+**
 ** Keys are untyped values: integers, integral reals (1.0 equals 1),
 ** text that looks like a number ('1' equals no number), and NULL, which
 ** matches nothing.
@@ -482,6 +489,110 @@ static void *readerMain(void *pArg){
   return 0;
 }
 
+/*************************************************************************
+** Parallel reads (see the top).
+*/
+#define N_PAR_READER 3
+static char *zParFile;
+
+static sqlite3 *openPar(void){
+  sqlite3 *db;
+  if( sqlite3_open_v2(zParFile, &db, SQLITE_OPEN_READWRITE
+                      | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, 0) ){
+    fatal("cannot open %s", zParFile);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  return db;
+}
+
+static void makeParData(void){
+  sqlite3 *db = openPar();
+  execOrDie(db, "PRAGMA journal_mode=DELETE;"
+      "DROP TABLE IF EXISTS pl; DROP TABLE IF EXISTS pr;"
+      "CREATE TABLE pl(k, v); CREATE TABLE pr(k, w);"
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
+      "  WHERE i<30000)"
+      "INSERT INTO pl SELECT " KEY_SQL("i*7") ", 'l' || i FROM c;"
+      "INSERT INTO pr SELECT " KEY_SQL("rowid*13") ", rowid % 97 FROM pl "
+      "  WHERE rowid <= 20000;");
+  sqlite3_close(db);
+}
+
+static const char *const azParCheck[] = {
+  "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
+  "FROM ds_join_hint('pl', 'pr', 'k', 'k', 'BROADCAST_HASH_SECOND')",
+  "SELECT pl.v, pr.w FROM pl JOIN pr ON +pl.k = +pr.k",
+  "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
+  "FROM ds_join_hint('pl', 'pr', 'k', 'k', 'REPARTITION_SORT_MERGE', "
+  "'FULL_OUTER')",
+  "SELECT pl.v, pr.w FROM pl FULL JOIN pr ON +pl.k = +pr.k",
+  "SELECT left_count, right_count FROM ds_cogroup('pl', 'pr', 'k', 'k') "
+  "WHERE key IS NOT NULL",
+  "SELECT (SELECT count(*) FROM pl AS a WHERE +a.k = u.k), "
+  "(SELECT count(*) FROM pr AS b WHERE +b.k = u.k) "
+  "FROM (SELECT k FROM pl UNION SELECT k FROM pr) AS u WHERE u.k IS NOT NULL",
+  "SELECT count(*) FROM ds_cross('pr', 'SELECT 1 AS x UNION ALL SELECT 2')",
+  "SELECT count(*) * 2 FROM pr",
+};
+
+static void *parReaderMain(void *pArg){
+  int iThread = *(int *)pArg;
+  sqlite3 *db = openPar();
+  size_t i;
+  execOrDie(db, "SELECT ds_config('threads', 3), "
+                "ds_config('parallel_min_rows', 0)");
+  for(i=0; i<sizeof(azParCheck)/sizeof(azParCheck[0]); i+=2){
+    size_t iCheck = (i + 2*(size_t)iThread) % (sizeof(azParCheck)/sizeof(char*));
+    Rows got, want;
+    char *zErr = 0, *zDiff = 0;
+    int rc;
+    memset(&got, 0, sizeof(got));
+    memset(&want, 0, sizeof(want));
+    rc = queryRows(db, azParCheck[iCheck], &got, &zErr);
+    if( rc==SQLITE_OK ){
+      Rows conns;
+      memset(&conns, 0, sizeof(conns));
+      rc = queryRows(db, "SELECT ds_last_stats()->>'read_connections' > 0",
+                     &conns, &zErr);
+      if( rc==SQLITE_OK && (conns.n!=1 || strcmp(conns.az[0], "i:1")) ){
+        zDiff = sqlite3_mprintf("not read in parallel");
+      }
+      rowsFree(&conns);
+    }
+    if( rc==SQLITE_OK ) rc = queryRows(db, azParCheck[iCheck+1], &want, &zErr);
+    if( rc==SQLITE_OK && zDiff==0 ) zDiff = rowsDiff(&got, &want);
+    if( rc!=SQLITE_OK || zDiff ){
+      printf("FAILED parallel read, thread %d: %s\n  query: %s\n", iThread,
+             zErr ? zErr : zDiff, azParCheck[iCheck]);
+      atomic_fetch_add(&nFail, 1);
+    }else{
+      atomic_fetch_add(&nPass, 1);
+    }
+    rowsFree(&got);
+    rowsFree(&want);
+    sqlite3_free(zErr);
+    sqlite3_free(zDiff);
+  }
+  sqlite3_close(db);
+  return 0;
+}
+
+static void runParReaders(void){
+  pthread_t a[N_PAR_READER];
+  int aArg[N_PAR_READER];
+  int i;
+  zParFile = sqlite3_mprintf("%s-par", zDbFile);
+  if( zParFile==0 ) fatal("out of memory");
+  makeParData();
+  for(i=0; i<N_PAR_READER; i++){
+    aArg[i] = i;
+    pthread_create(&a[i], 0, parReaderMain, &aArg[i]);
+  }
+  for(i=0; i<N_PAR_READER; i++) pthread_join(a[i], 0);
+  remove(zParFile);
+  sqlite3_free(zParFile);
+}
+
 int main(int argc, char **argv){
   pthread_t aReader[N_READER], writer;
   Reader aArg[N_READER];
@@ -513,6 +624,7 @@ int main(int argc, char **argv){
     printf("FAILED the writer committed nothing while the readers ran\n");
     atomic_fetch_add(&nFail, 1);
   }
+  runParReaders();
   printf("%d passed, %d failed\n", atomic_load(&nPass), atomic_load(&nFail));
   return atomic_load(&nFail) ? 1 : 0;
 }
