@@ -505,32 +505,43 @@ static sqlite3 *openPar(void){
   return db;
 }
 
+/* Keys of the parallel reads' tables: up to 20,011 distinct ones, so that
+** a join of 12,000 and 8,000 rows stays near 12,000 pairs; of the same
+** types as KEY_SQL's.  (The oracles join on pl.k = pr.k: the columns
+** have no affinity, so that compares as +pl.k = +pr.k does, and SQLite
+** can index it.) */
+#define PAR_KEY_SQL(x) \
+  "CASE abs(" x ") % 10 WHEN 0 THEN NULL " \
+  "WHEN 1 THEN CAST(abs(" x ") % 20011 AS REAL) " \
+  "WHEN 2 THEN CAST(abs(" x ") % 20011 AS TEXT) " \
+  "ELSE abs(" x ") % 20011 END"
+
 static void makeParData(void){
   sqlite3 *db = openPar();
   execOrDie(db, "PRAGMA journal_mode=DELETE;"
       "DROP TABLE IF EXISTS pl; DROP TABLE IF EXISTS pr;"
       "CREATE TABLE pl(k, v); CREATE TABLE pr(k, w);"
       "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
-      "  WHERE i<30000)"
-      "INSERT INTO pl SELECT " KEY_SQL("i*7") ", 'l' || i FROM c;"
-      "INSERT INTO pr SELECT " KEY_SQL("rowid*13") ", rowid % 97 FROM pl "
-      "  WHERE rowid <= 20000;");
+      "  WHERE i<12000)"
+      "INSERT INTO pl SELECT " PAR_KEY_SQL("i*7") ", 'l' || i FROM c;"
+      "INSERT INTO pr SELECT " PAR_KEY_SQL("rowid*13") ", rowid % 97 "
+      "  FROM pl WHERE rowid <= 8000;");
   sqlite3_close(db);
 }
 
 static const char *const azParCheck[] = {
   "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
   "FROM ds_join_hint('pl', 'pr', 'k', 'k', 'BROADCAST_HASH_SECOND')",
-  "SELECT pl.v, pr.w FROM pl JOIN pr ON +pl.k = +pr.k",
+  "SELECT pl.v, pr.w FROM pl JOIN pr ON pl.k = pr.k",
   "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
   "FROM ds_join_hint('pl', 'pr', 'k', 'k', 'REPARTITION_SORT_MERGE', "
   "'FULL_OUTER')",
-  "SELECT pl.v, pr.w FROM pl FULL JOIN pr ON +pl.k = +pr.k",
-  "SELECT left_count, right_count FROM ds_cogroup('pl', 'pr', 'k', 'k') "
-  "WHERE key IS NOT NULL",
-  "SELECT (SELECT count(*) FROM pl AS a WHERE +a.k = u.k), "
-  "(SELECT count(*) FROM pr AS b WHERE +b.k = u.k) "
-  "FROM (SELECT k FROM pl UNION SELECT k FROM pr) AS u WHERE u.k IS NOT NULL",
+  "SELECT pl.v, pr.w FROM pl FULL JOIN pr ON pl.k = pr.k",
+  "SELECT count(*), sum(left_count), sum(right_count) "
+  "FROM ds_cogroup('pl', 'pr', 'k', 'k') WHERE key IS NOT NULL",
+  "SELECT (SELECT count(*) FROM (SELECT k FROM pl WHERE k IS NOT NULL "
+  "UNION SELECT k FROM pr WHERE k IS NOT NULL)), "
+  "(SELECT count(k) FROM pl), (SELECT count(k) FROM pr)",
   "SELECT count(*) FROM ds_cross('pr', 'SELECT 1 AS x UNION ALL SELECT 2')",
   "SELECT count(*) * 2 FROM pr",
 };
