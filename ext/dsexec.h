@@ -70,6 +70,7 @@ struct DsSource {
 };
 
 void dsStatsSource(DsStats *p, int iSide, const DsSource *pSrc);  /* stats.c */
+int dsSourceNextOfBatch(DsSource *pSrc, DsArena *pArena, DsRow **ppRow);
 int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
                   i64 nMaxByte, DsRowFilter *pFilter, int *pnRow);
 int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,

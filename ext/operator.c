@@ -388,13 +388,6 @@ static int dsAheadBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   return rc;
 }
 
-static int dsAheadNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
-  int n;
-  int rc = dsAheadBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
-  if( rc!=SQLITE_OK ) return rc;
-  return n ? SQLITE_ROW : SQLITE_DONE;
-}
-
 /* Keys first only for a reader that nothing was read from (input.c). */
 static int dsAheadKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
                             int *pbKeysFirst){
@@ -449,7 +442,7 @@ static int dsReadAhead(DsOp *pOp, DsSource **ppSrc, i64 nCap, i64 nMaxByte,
     return SQLITE_NOMEM;
   }
   memset(p, 0, sizeof(*p));
-  p->base.xNext = dsAheadNext;
+  p->base.xNext = dsSourceNextOfBatch;
   p->base.xBatch = dsAheadBatch;
   p->base.xKeysFirst = dsAheadKeysFirst;
   p->base.xClose = dsAheadClose;

@@ -497,13 +497,6 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   return SQLITE_OK;
 }
 
-static int dsRangeNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
-  int n;
-  int rc = dsRangeBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
-  if( rc!=SQLITE_OK ) return rc;
-  return n ? SQLITE_ROW : SQLITE_DONE;
-}
-
 /*************************************************************************
 ** Whether an input may be read in parallel, and where from.
 */
@@ -1027,7 +1020,7 @@ static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     return SQLITE_NOMEM;
   }
   memset(p, 0, sizeof(*p));
-  p->base.xNext = dsRangeNext;
+  p->base.xNext = dsSourceNextOfBatch;
   p->base.xBatch = dsRangeBatch;
   p->base.xClose = dsRangeClose;
   p->base.xKeysFirst = dsRangeKeysFirst;

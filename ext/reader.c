@@ -385,17 +385,13 @@ static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   return SQLITE_OK;
 }
 
-static int dsReaderNext(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
+/*
+** The xNext of every source whose xBatch does the work: a batch of one
+** row.  SQLITE_ROW with *ppRow, SQLITE_DONE at the end, or an error.
+*/
+int dsSourceNextOfBatch(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
   int n;
-  int rc = dsReaderBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
-  if( rc!=SQLITE_OK ) return rc;
-  return n ? SQLITE_ROW : SQLITE_DONE;
-}
-
-static int dsReaderWideNext(DsSource *pSrc, DsArena *pArena,
-                            DsRow **ppRow){
-  int n;
-  int rc = dsReaderWideBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
+  int rc = pSrc->xBatch(pSrc, pArena, ppRow, 1, 0, 0, &n);
   if( rc!=SQLITE_OK ) return rc;
   return n ? SQLITE_ROW : SQLITE_DONE;
 }
@@ -750,7 +746,7 @@ int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   p = sqlite3_malloc64(sizeof(DsReader));
   if( p==0 ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->base.xNext = bWide ? dsReaderWideNext : dsReaderNext;
+  p->base.xNext = dsSourceNextOfBatch;
   p->base.xBatch = bWide ? dsReaderWideBatch : dsReaderBatch;
   p->base.xClose = dsReaderClose;
   p->pConn = pConn;
