@@ -62,6 +62,8 @@ struct DsSource {
   void (*xClose)(DsSource *);
   void (*xStop)(DsSource *);  /* or NULL: stop work in progress (workers)
                               ** before what it was given dies: a filter */
+  int (*xStaged)(DsSource *, const DsRowStage *, DsStaged **, int *);
+                              /* or NULL: see dsSourceStaged */
   i64 nRow;               /* rows read so far (a filter's rejects too) */
   char *zErr;             /* message of the last error, or NULL */
   char *zRead;            /* how it is read, for ds_last_stats(), or NULL;
@@ -75,6 +77,8 @@ int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
                   i64 nMaxByte, DsRowFilter *pFilter, int *pnRow);
 int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
                       int *pbKeysFirst);
+int dsSourceStaged(DsSource *pSrc, const DsRowStage *pStage,
+                   DsStaged **paOut, int *pnOut);
 int dsRegisterReader(sqlite3 *db);
 
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,

@@ -71,6 +71,27 @@ struct DsRowFilter {
   int (*xMayMatch)(DsRowFilter *, u64 hash);
 };
 
+/*
+** Work on the rows of an input that the threads reading it do for the
+** operator, so that the calling thread only hands out what they found: a
+** broadcast hash join's probe.  xBatch runs on the thread that read the
+** batch, while others run it on theirs and the caller goes on with rows
+** found before: it may only read what the operator keeps unchanged until
+** the input has been read (the hash table).  For each row worth handing
+** out it fills an entry of aOut[], in the rows' order, and returns how
+** many it filled.
+*/
+typedef struct DsStaged DsStaged;
+struct DsStaged {
+  DsRow *pRow;            /* a row of the batch */
+  const u8 *pFrom;        /* what the stage found for it: the probe's */
+  const u8 *pTo;          /* span of table rows that may match it */
+};
+typedef struct DsRowStage DsRowStage;
+struct DsRowStage {
+  int (*xBatch)(const DsRowStage *, DsRow **aRow, int nRow, DsStaged *aOut);
+};
+
 /* Does pRow, already made, pass pFilter (NULL: no filter)?  A row with a
 ** NULL key passes none. */
 static inline int dsRowPasses(DsRowFilter *pFilter, const DsRow *pRow){

@@ -120,6 +120,13 @@ struct DsHashJoin {
   int nBatch;
   int iBatch;
   DsArena batchArena;     /* probe rows read from a source */
+  DsMem batchMem;         /* which it charges: the connection, not the
+                          ** operator's peak (the budget's reserve) */
+  DsRowStage stage;       /* the probe run by the threads reading */
+  int bStaged;            /* the probe side is read through it */
+  DsStaged *aStaged;      /* probe rows the threads probed, in order */
+  int nStaged;
+  int iStaged;
   DsRow *pProbeList;      /* probe rows in memory not yet batched */
   DsRow *pProbe;          /* the probe row being matched */
   DsRow *pChain;          /* next build row to compare with pProbe */
@@ -530,12 +537,115 @@ static int dsHashFillBatch(DsHashJoin *p){
   return SQLITE_OK;
 }
 
+/*************************************************************************
+** The probe on the threads that read the probe side.
+**
+** A broadcast's table stays as it is once built when nothing spilled: the
+** threads reading the probe side in parallel (rangeread.c) then probe it
+** too, each row as it is read, and hand the caller only the rows worth
+** producing, each with the span of its slot from its first to its last
+** match (dsHashStageBatch).  The caller walks that span as it walks a
+** chain it found itself, so the pairs, their order and every statistic
+** are those of a serial probe; it no longer copies or looks up a row.
+** Build rows' matched flags, which an outer join on the build side sets,
+** are the one thing written meanwhile, by the caller alone: the threads
+** never read them.
+*/
+static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
+                            DsStaged *aOut){
+  const DsHashJoin *p = (const DsHashJoin *)((const char *)pStage
+                                 - offsetof(DsHashJoin, stage));
+  const DsHashTable *pHt = &p->ht;
+  int i, n = 0;
+  for(i=0; i<nRow && i<DS_PREFETCH_AHEAD; i++){
+    u64 h = aRow[i]->hash;
+    __builtin_prefetch(dsHashTableSlotAddr(pHt, dsHashSubTable(p, h), h));
+  }
+  for(i=0; i<nRow; i++){
+    DsRow *pRow = aRow[i];
+    const u8 *pFrom = 0, *pTo = 0;
+    if( i + DS_PREFETCH_AHEAD < nRow ){
+      u64 h = aRow[i + DS_PREFETCH_AHEAD]->hash;
+      __builtin_prefetch(dsHashTableSlotAddr(pHt, dsHashSubTable(p, h), h));
+    }
+    if( (pRow->flags & DS_ROW_NULLKEY)==0 ){
+      const u8 *pEnd;
+      const DsRow *pBuild = dsHashTableSlot(pHt, dsHashSubTable(p, pRow->hash),
+                                            pRow->hash, &pEnd);
+      while( (const u8 *)pBuild < pEnd ){
+        const u8 *pNext = (const u8 *)pBuild + DS_ROW_STRIDE(pBuild);
+        if( pBuild->hash==pRow->hash && dsRowKeyEqualFast(pBuild, pRow) ){
+          if( pFrom==0 ) pFrom = (const u8 *)pBuild;
+          pTo = pNext;
+        }
+        pBuild = (const DsRow *)pNext;
+      }
+    }
+    if( pFrom || p->bKeepProbe ){
+      aOut[n].pRow = pRow;
+      aOut[n].pFrom = pFrom;
+      aOut[n].pTo = pTo;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* May the probe side be probed by the threads reading it?  Only a
+** broadcast's, whose table is all in memory and will stay unchanged, and
+** from the side's first row. */
+static int dsHashMayStage(const DsHashJoin *p){
+  return p->pProbeSrc && p->pProbeSrc->xStaged && p->pProbeSrc->nRow==0
+      && p->pTask==0
+      && !p->bPartProbe && !p->bBnl && p->nSpilledParts==0 && p->ht.aPart;
+}
+
+/* The next probe row of the threads' probe, with its span as its chain
+** (pProbe NULL at the end, or when the rows are done while pairs are
+** queued: they may be rows of the batch the next call gives back). */
+static int dsHashNextStaged(DsHashJoin *p){
+  const DsStaged *pNext;
+  while( p->iStaged>=p->nStaged ){
+    i64 nBefore;
+    int rc;
+    p->pProbe = 0;
+    if( p->base.nQueue || p->pProbeSrc==0 ) return SQLITE_OK;
+    nBefore = p->pProbeSrc->nRow;
+    rc = dsSourceStaged(p->pProbeSrc, &p->stage, &p->aStaged, &p->nStaged);
+    p->iStaged = 0;
+    if( rc!=SQLITE_OK ){
+      p->nStaged = 0;
+      if( rc!=SQLITE_DONE ) return rc;
+      /* The threads are done with the table: stop them for certain. */
+      if( p->pProbeSrc->xStop ) p->pProbeSrc->xStop(p->pProbeSrc);
+      p->pProbeSrc = 0;
+      p->bStaged = 0;
+      return SQLITE_OK;
+    }
+    /* A tick for every row the threads read (a batch's worth at most), as
+    ** the serial probe ticks. */
+    rc = dsOpTickN(p->pOp, (u32)(p->pProbeSrc->nRow - nBefore)*DS_TICK_ROW);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  /* The caller reads the build rows of the span: fetch those ahead. */
+  if( p->iStaged + 8 < p->nStaged ){
+    __builtin_prefetch(p->aStaged[p->iStaged + 8].pFrom);
+  }
+  pNext = &p->aStaged[p->iStaged++];
+  p->pProbe = pNext->pRow;
+  p->bProbeMatched = 0;
+  p->pChain = (DsRow *)pNext->pFrom;
+  p->pChainEnd = pNext->pTo;
+  return SQLITE_OK;
+}
+
 /* Make the next probe row current (pProbe NULL at the end, or when the
 ** batch is done while pairs are queued).  A row that
 ** needs no probing here (NULL key, spilled partition) is dealt with and
 ** skipped, unless it is to be produced alone: then *ppAlone is set. */
 static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
   *ppAlone = 0;
+  if( p->bStaged ) return dsHashNextStaged(p);
   for(;;){
     DsRow *pRow;
     int rc;
@@ -896,6 +1006,7 @@ static int dsHashReadBuild(DsHashJoin *p, DsRow **ppAlone){
     p->pProbeSrc = 0;
   }
   dsHashStartProbe(p, 0, p->pProbeSrc);
+  p->bStaged = dsHashMayStage(p);
   return SQLITE_OK;
 }
 
@@ -1151,6 +1262,7 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   p->base.apQueue = p->aQueue;
   p->base.xClose = dsHashClose;
   p->filter.xMayMatch = dsHashMayMatch;
+  p->stage.xBatch = dsHashStageBatch;
   p->pOp = pOp;
   p->iBuild = iBuild;
   p->bKeepBuild = (pOp->eType & (iBuild==0 ? DS_KEEP_LEFT : DS_KEEP_RIGHT))!=0;
@@ -1164,7 +1276,8 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
     dsArenaInit(&p->aPart[i].probeArena, &pOp->mem);
   }
   dsArenaInit(&p->scratch, &pOp->mem);
-  dsArenaInit(&p->batchArena, &pOp->mem);
+  dsMemInit(&p->batchMem, pOp->pConn);
+  dsArenaInit(&p->batchArena, &p->batchMem);
   dsArenaInit(&p->chunkArena, &pOp->mem);
   /* Up to two files per partition may be written at once: give their
   ** buffers a quarter of the budget between them. */

@@ -21,17 +21,28 @@
 **      new connection cannot parse, a collation only the caller has) means
 **      the serial reader is used after all; nothing has been read yet.
 **
-**   3. The rowids are cut into chunks; chunk k is read by worker k mod N,
-**      through a reader of its own (reader.c, on its connection):
+**   3. The rowids are cut into chunks, which the workers claim in order as
+**      they come to them, each reading its chunk through a reader of its
+**      own (reader.c, on its connection):
 **
 **          SELECT * FROM main."t" WHERE _rowid_ BETWEEN ?2 AND ?3
 **
 **      Each worker makes rows (ds_input_row(), the same row maker) into
-**      batches, a few of them ahead, and the caller hands the rows out in
-**      chunk order, each copied into the operator's arena.  The operator
-**      so receives exactly the rows, in exactly the order, that the serial
-**      reader would give it (a plain scan goes in rowid order): results,
-**      their order and the statistics do not depend on `threads`.
+**      batches, a few of them ahead, and the caller hands the batches out
+**      in chunk order.  The caller reads too: when the batch it needs is
+**      not ready it claims the next chunk itself and reads a batch of it
+**      on its own connection (dsRangeAwait), so that every thread,
+**      the caller's included, does a share that follows its speed.  The
+**      operator so receives exactly the rows, in exactly the order, that
+**      the serial reader would give it (a plain scan goes in rowid order):
+**      results, their order and the statistics do not depend on `threads`.
+**
+**   4. Rows are handed out in one of two ways.  Copied, one batch at a
+**      time, into the operator's arena (dsRangeBatch); or, for an operator
+**      that gives the reader a stage (DsRowStage: a broadcast hash join's
+**      probe), the stage runs on each batch on the thread that read it and
+**      the caller is handed what it kept, in place (dsRangeStaged): the
+**      operator's work per row is then spread over the threads as well.
 **
 ** This is allowed only where the extra connections are certain to see the
 ** rows the caller's statement sees (dsRangeRefusal): the caller has no
@@ -49,10 +60,12 @@
 ** by the caller.  The reason the caller read an input is kept for
 ** ds_last_stats() (DsSource.zRead).
 **
-** Memory.  The batches read ahead take at most 1/16 of memory_limit in
-** all (at least two 4 KiB batches per worker).  They are not charged to
-** the operator: its statistics and its decisions to spill stay those of a
-** serial run, which leaves a quarter of the budget free.
+** Memory.  The batches read ahead, the caller's slot's included, take at
+** most 1/16 of memory_limit in all (at least two 4 KiB batches per
+** thread), and a stage's results 32 bytes per row a batch can hold.  They
+** are not charged to the operator: its statistics and its decisions to
+** spill stay those of a serial run, which leaves a quarter of the budget
+** free.
 **
 ** Stopping.  While the caller waits for a batch it checks for an interrupt
 ** (the ticker of interrupt.c, which also runs the progress handler) every
@@ -81,6 +94,10 @@
 /* Chunks at most: the rowids are cut into no more pieces than this. */
 #define DS_RANGE_MAX_CHUNKS 65536
 
+/* DsRangeRead.aOwner[]: a chunk not claimed yet; one the caller reads. */
+#define DS_RANGE_NONE (-1)
+#define DS_RANGE_MINE (-2)
+
 #ifndef DS_OMIT_THREADS
 
 typedef struct DsRangeRead DsRangeRead;
@@ -97,6 +114,8 @@ struct DsRangeBatch {
   i64 *aRowAt;            /* rows the worker read up to each (a filter's
                           ** rejects too), from the batch's start */
   int nRow;
+  DsStaged *aStaged;      /* what the operator's stage kept of them */
+  int nStaged;
   i64 nRead;              /* rows the worker read for the batch in all */
   int bEnd;               /* the chunk ends here (a batch of no rows) */
   int rc;                 /* the error that stopped the worker, or 0 */
@@ -106,8 +125,10 @@ struct DsRangeBatch {
 
 struct DsRangeWorker {
   DsRangeRead *pRead;
-  int iWorker;
-  DsConn conn;            /* its connection, as its reader sees it */
+  int iWorker;            /* or DS_RANGE_MINE */
+  DsConn conn;            /* its connection, as its reader sees it (the
+                          ** caller's slot: no connection, a budget) */
+  DsConn *pReadConn;      /* the connection its reader reads on */
   DsMem mem;              /* its batches (charged to conn alone) */
   DsSource *pSrc;         /* its reader */
   pthread_t thread;
@@ -130,6 +151,11 @@ struct DsRangeRead {
   i64 nChunk;
   int nWorker;
   DsRangeWorker *aWorker;
+  DsRangeWorker *pMine;   /* the caller's slot: chunks it reads itself */
+  int *aOwner;            /* the reader of each chunk, DS_RANGE_NONE yet */
+  i64 iNextClaim;         /* chunks before it have a reader */
+  i64 iMineChunk;         /* the chunk the caller is reading, or -1 */
+  int rcMine;             /* the error in starting it, or SQLITE_OK */
   int nQueue;             /* batches per worker */
   int nBatchRow;          /* a batch holds at most this many rows */
   i64 nBatchByte;         /* or about this many bytes */
@@ -142,6 +168,11 @@ struct DsRangeRead {
   int bKeysFirst;         /* the caller's reader would read keys first */
   DsSource *pSerial;      /* the caller's own reader: its sample of keys
                           ** decides keys first, as it would serially */
+  const DsRowStage *pStage;  /* the operator's work on the rows, or NULL */
+  DsMem mem;              /* the caller's batch when it reads pSerial */
+  DsArena serialArena;    /* for a stage (dsRangeStagedSerial) */
+  DsRow **aSerialRow;
+  DsStaged *aSerialStaged;
   i64 nRowDone;           /* rows read of the batches before pCur */
   int bStop;              /* workers must stop */
   i64 iChunk;             /* the chunk being handed out */
@@ -197,10 +228,14 @@ static int dsRangeFill(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
   b->nRead = w->pSrc->nRow - nBefore;
   for(i=0; i<b->nRow; i++) b->aRowAt[i] -= nBefore;
   b->bEnd = rc!=SQLITE_OK || b->nRow==0;
+  b->nStaged = 0;
+  if( p->pStage && rc==SQLITE_OK && b->nRow>0 ){
+    b->nStaged = p->pStage->xBatch(p->pStage, b->aRow, b->nRow, b->aStaged);
+  }
   if( rc!=SQLITE_OK ){
     const char *zMsg = w->pSrc->zErr;
     b->rc = rc;
-    b->bSqlite = w->conn.rcSqlite!=0;
+    b->bSqlite = w->pReadConn->rcSqlite!=0;
     if( rc!=SQLITE_NOMEM ){
       b->zErr = sqlite3_mprintf("%s", zMsg ? zMsg : sqlite3_errstr(rc));
     }
@@ -224,10 +259,22 @@ static void *dsRangeWorkerMain(void *pArg){
   return 0;
 }
 
+/* The next chunk no one reads yet, now w's; -1 if none is left. */
+static i64 dsRangeClaim(DsRangeRead *p, DsRangeWorker *w){
+  i64 k = -1;
+  pthread_mutex_lock(&p->mutex);
+  if( !p->bStop && p->iNextClaim<p->nChunk ){
+    k = p->iNextClaim++;
+    p->aOwner[k] = w->iWorker;
+  }
+  pthread_mutex_unlock(&p->mutex);
+  return k;
+}
+
 static void *dsRangeWorkerRun(DsRangeWorker *w){
   DsRangeRead *p = w->pRead;
   i64 k;
-  for(k=w->iWorker; k<p->nChunk; k+=p->nWorker){
+  while( (k = dsRangeClaim(p, w))>=0 ){
     i64 iLo, iHi;
     int rc;
     dsRangeChunk(p, k, &iLo, &iHi);
@@ -278,6 +325,7 @@ static void dsRangeWorkerFree(DsRangeRead *p, DsRangeWorker *w){
       dsArenaClear(&w->aBatch[i].arena);
       sqlite3_free(w->aBatch[i].aRow);
       sqlite3_free(w->aBatch[i].aRowAt);
+      sqlite3_free(w->aBatch[i].aStaged);
       sqlite3_free(w->aBatch[i].zErr);
     }
     sqlite3_free(w->aBatch);
@@ -293,7 +341,10 @@ static void dsRangeClose(DsSource *pSrc){
   for(i=0; p->aWorker && i<p->nWorker; i++){
     dsRangeWorkerFree(p, &p->aWorker[i]);
   }
+  if( p->pMine ) dsRangeWorkerFree(p, p->pMine);
+  sqlite3_free(p->pMine);
   sqlite3_free(p->aWorker);
+  sqlite3_free(p->aOwner);
   if( p->bMutex ){
     pthread_cond_destroy(&p->filled);
     pthread_cond_destroy(&p->freed);
@@ -301,6 +352,9 @@ static void dsRangeClose(DsSource *pSrc){
   }
   sqlite3_finalize(p->pHold);
   if( p->pSerial ) p->pSerial->xClose(p->pSerial);
+  dsArenaClear(&p->serialArena);
+  sqlite3_free(p->aSerialRow);
+  sqlite3_free(p->aSerialStaged);
   dsTickerFinish(&p->tick);
   sqlite3_free(p->base.zErr);
   sqlite3_free(p->base.zRead);
@@ -335,30 +389,110 @@ static void dsRangeWait(DsRangeRead *p){
   pthread_cond_timedwait(&p->filled, &p->mutex, &ts);
 }
 
-/* The next filled batch of the chunk being handed out, waiting for it:
-** SQLITE_OK with *pb set, or an interrupt. */
-static int dsRangeAwait(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch **pb){
-  pthread_mutex_lock(&p->mutex);
-  while( w->pHead==0 ){
-    int rc;
+/*
+** The caller's own share of the reading.  Rather than wait for a worker,
+** the caller reads chunks too, on its own connection (its reader of the
+** same ranges, which sees what its statement sees), into batches of its
+** own slot that it hands out in their turn like a worker's.  A chunk the
+** caller claimed is read a batch at a time: ahead of its turn while the
+** caller would otherwise wait, and on demand once its turn comes; so the
+** slot never needs more batches than it has, and the work spreads over
+** every thread, the caller's too, whatever each costs.
+*/
+
+/* Read the next batch of the caller's chunk into its slot's queue.  An
+** error travels in the batch, as a worker's does; the interrupt checks of
+** the caller's work come back. */
+static int dsRangeMineRead(DsRangeRead *p){
+  DsRangeWorker *m = p->pMine;
+  DsRangeBatch *b = m->pFree;
+  assert( b!=0 && p->iMineChunk>=0 );
+  m->pFree = b->pNext;
+  b->pNext = 0;
+  if( p->rcMine==SQLITE_OK ){
+    dsRangeFill(p, m, b);
+  }else{
+    b->rc = p->rcMine;
+    b->bEnd = 1;
+    b->nRow = b->nStaged = 0;
+    b->nRead = 0;
+  }
+  if( b->bEnd ) p->iMineChunk = -1;
+  if( m->pTail ) m->pTail->pNext = b; else m->pHead = b;
+  m->pTail = b;
+  /* Reading is the caller's work now: it checks for interrupts as it goes. */
+  return dsTickerTick(&p->tick, (u32)b->nRead * DS_TICK_ROW);
+}
+
+/* Claim chunk k for the caller (mutex held). */
+static void dsRangeMineClaim(DsRangeRead *p, i64 k){
+  i64 iLo, iHi;
+  assert( k==p->iNextClaim && p->iMineChunk<0 );
+  p->iNextClaim++;
+  p->aOwner[k] = DS_RANGE_MINE;
+  p->iMineChunk = k;
+  dsRangeChunk(p, k, &iLo, &iHi);
+  p->rcMine = dsReaderSetRange(p->pMine->pSrc, iLo, iHi);
+}
+
+/* The oldest batch of w's queue (the mutex held, for a worker's). */
+static DsRangeBatch *dsRangePop(DsRangeWorker *w){
+  DsRangeBatch *b = w->pHead;
+  w->pHead = b->pNext;
+  if( w->pHead==0 ) w->pTail = 0;
+  return b;
+}
+
+/* The next filled batch of the chunk being handed out, reading it or
+** others meanwhile, or waiting for it: SQLITE_OK with *pb set, or an
+** interrupt. */
+static int dsRangeAwait(DsRangeRead *p, DsRangeBatch **pb){
+  DsRangeWorker *m = p->pMine;
+  i64 k = p->iChunk;
+  for(;;){
+    DsRangeWorker *w;
+    int bWork = 0;
+    int bReady;
+    pthread_mutex_lock(&p->mutex);
+    if( p->aOwner[k]==DS_RANGE_NONE ){
+      /* No worker has come to it yet: the caller reads it. */
+      dsRangeMineClaim(p, k);
+    }
+    if( p->aOwner[k]==DS_RANGE_MINE ){
+      pthread_mutex_unlock(&p->mutex);
+      if( m->pHead==0 ){
+        int rc = dsRangeMineRead(p);
+        if( rc!=SQLITE_OK ) return rc;
+      }
+      *pb = dsRangePop(m);
+      return SQLITE_OK;
+    }
+    w = &p->aWorker[p->aOwner[k]];
+    if( w->pHead ){
+      *pb = dsRangePop(w);
+      pthread_mutex_unlock(&p->mutex);
+      return SQLITE_OK;
+    }
     if( w->bExited || p->bStop ){
       /* Nothing more will come: the reader was stopped, or read past
       ** an error it reported. */
       pthread_mutex_unlock(&p->mutex);
       return SQLITE_MISUSE;
     }
-    dsRangeWait(p);
-    if( w->pHead ) break;
+    if( m->pFree ){
+      if( p->iMineChunk<0 && p->iNextClaim<p->nChunk ){
+        dsRangeMineClaim(p, p->iNextClaim);
+      }
+      bWork = p->iMineChunk>=0;
+    }
+    if( !bWork ) dsRangeWait(p);
+    bReady = w->pHead!=0;
     pthread_mutex_unlock(&p->mutex);
-    rc = dsTickerCheck(&p->tick);
-    if( rc!=SQLITE_OK ) return rc;
-    pthread_mutex_lock(&p->mutex);
+    if( bWork || !bReady ){
+      int rc = bWork ? dsRangeMineRead(p) : dsTickerCheck(&p->tick);
+      if( rc!=SQLITE_OK ) return rc;
+    }
   }
-  *pb = w->pHead;
-  w->pHead = w->pHead->pNext;
-  if( w->pHead==0 ) w->pTail = 0;
-  pthread_mutex_unlock(&p->mutex);
-  return SQLITE_OK;
 }
 
 /* A worker's error, as the reader's: its message where the operator
@@ -386,9 +520,8 @@ static int dsRangeFailed(DsRangeRead *p, DsRangeBatch *b){
 static int dsRangeNextBatch(DsRangeRead *p){
   dsRangeRelease(p);
   while( p->iChunk<p->nChunk ){
-    DsRangeWorker *w = &p->aWorker[p->iChunk % p->nWorker];
     DsRangeBatch *b = 0;
-    int rc = dsRangeAwait(p, w, &b);
+    int rc = dsRangeAwait(p, &b);
     if( rc!=SQLITE_OK ) return rc;
     if( b->bEnd ) p->iChunk++;
     p->pCur = b;
@@ -463,6 +596,7 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   DsRangeRead *p = (DsRangeRead *)pSrc;
   int n = 0;
   *pnRow = 0;
+  assert( p->pStage==0 );
   if( !p->bStarted ){
     int rc = dsRangeStartThreads(p);
     if( rc!=SQLITE_OK ) return rc;
@@ -495,6 +629,86 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   }
   *pnRow = n;
   return SQLITE_OK;
+}
+
+/*
+** The caller's own reader in place of workers that could not be started,
+** with the stage run here: what pStage kept of pSerial's next batch.
+*/
+static int dsRangeStagedSerial(DsRangeRead *p, DsStaged **paOut,
+                               int *pnOut){
+  {
+    int nRow = 0;
+    int rc;
+    dsArenaReset(&p->serialArena);
+    rc = dsSourceBatch(p->pSerial, &p->serialArena, p->aSerialRow,
+                           p->nBatchRow, p->nBatchByte, 0, &nRow);
+    p->base.nRow = p->pSerial->nRow;
+    if( rc!=SQLITE_OK ){
+      if( p->pSerial->zErr && p->base.zErr==0 ){
+        p->base.zErr = sqlite3_mprintf("%s", p->pSerial->zErr);
+      }
+      return rc;
+    }
+    if( nRow==0 ) return SQLITE_DONE;
+    *paOut = p->aSerialStaged;
+    *pnOut = p->pStage->xBatch(p->pStage, p->aSerialRow, nRow,
+                               p->aSerialStaged);
+    return SQLITE_OK;
+  }
+}
+
+/* Room for what pStage keeps of every batch, the caller's too. */
+static int dsRangeAllocStaged(DsRangeRead *p){
+  size_t nByte = sizeof(DsStaged) * (size_t)p->nBatchRow;
+  int i, j;
+  for(i=0; i<=p->nWorker; i++){
+    DsRangeWorker *w = i<p->nWorker ? &p->aWorker[i] : p->pMine;
+    for(j=0; j<p->nQueue; j++){
+      DsRangeBatch *b = &w->aBatch[j];
+      if( b->aStaged==0 ) b->aStaged = sqlite3_malloc64(nByte);
+      if( b->aStaged==0 ) return SQLITE_NOMEM;
+    }
+  }
+  if( p->aSerialRow==0 ){
+    p->aSerialRow = sqlite3_malloc64(sizeof(DsRow *) * (size_t)p->nBatchRow);
+  }
+  if( p->aSerialStaged==0 ) p->aSerialStaged = sqlite3_malloc64(nByte);
+  return p->aSerialRow && p->aSerialStaged ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/*
+** xStaged: the workers run pStage on each batch as they read it, and the
+** caller is handed only what it kept of each batch, in the rows' order
+** (SQLITE_OK, perhaps nothing), and SQLITE_DONE at the end: no row is
+** copied.  The rows stay in the worker's batch until the next call, which
+** gives it back.  The stage is fixed at the first call, before the
+** threads start; the reader must not have been read otherwise.  The rows
+** read are counted a batch at a time.
+*/
+static int dsRangeStaged(DsSource *pSrc, const DsRowStage *pStage,
+                         DsStaged **paOut, int *pnOut){
+  DsRangeRead *p = (DsRangeRead *)pSrc;
+  *pnOut = 0;
+  if( p->bStarted && p->pStage!=pStage ) return SQLITE_MISUSE;
+  if( !p->bStarted ){
+    int rc = dsRangeAllocStaged(p);
+    if( rc!=SQLITE_OK ) return rc;
+    p->pStage = pStage;
+    rc = dsRangeStartThreads(p);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  assert( p->pStage==pStage );
+  if( p->bSerial ) return dsRangeStagedSerial(p, paOut, pnOut);
+  {
+    int rc = dsRangeNextBatch(p);
+    if( rc!=SQLITE_OK ) return rc;
+    if( p->pCur==0 ) return SQLITE_DONE;
+    p->base.nRow = p->nRowDone + p->pCur->nRead;
+    *paOut = p->pCur->aStaged;
+    *pnOut = p->pCur->nStaged;
+    return SQLITE_OK;
+  }
 }
 
 /*************************************************************************
@@ -750,7 +964,8 @@ static void dsRangeShape(DsRangeRead *p, i64 nRowGuess){
   u64 nSpan;
   p->nQueue = 16;
   for(;;){
-    p->nBatchByte = nAll / ((i64)p->nWorker * p->nQueue);
+    /* The caller's slot has as many batches as a worker. */
+    p->nBatchByte = nAll / ((i64)(p->nWorker + 1) * p->nQueue);
     if( p->nBatchByte>=4096 || p->nQueue<=2 ) break;
     p->nQueue /= 2;
   }
@@ -811,6 +1026,7 @@ static int dsRangeConnect(DsRangeRead *p, DsRangeWorker *w,
   char *zLock;
   int rc;
   memset(&w->conn, 0, sizeof(w->conn));
+  w->pReadConn = &w->conn;
   w->conn.nMemLimit = p->pConn->nMemLimit;
   w->conn.nThread = 1;
   dsMemInit(&w->mem, &w->conn);
@@ -896,7 +1112,9 @@ static int dsRangeSameProgram(DsRangeRead *p, DsRangeWorker *w,
     zMine = dsRangeOpcodes(p->pConn->db, dsReaderSqlOf(pMine), &bNoMem);
     zTheirs = dsRangeOpcodes(w->conn.db, dsReaderSqlOf(w->pSrc), &bNoMem);
     *pbSame = zMine && zTheirs && strcmp(zMine, zTheirs)==0;
-    pMine->xClose(pMine);
+    /* The same: it is the caller's reader of its own share of chunks. */
+    if( *pbSame ) p->pMine->pSrc = pMine;
+    else pMine->xClose(pMine);
   }
   sqlite3_free(in.zBody);
   sqlite3_free(zMine);
@@ -931,8 +1149,21 @@ static int dsRangeAllocBatches(DsRangeRead *p, DsRangeWorker *w){
 static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
                         const DsInput *pIn, int nKey, const int *aiKey,
                         int nPay, const int *aiPay, char **pzWhy){
+  DsRangeWorker *m;
+  i64 k;
   int i;
   int rc = SQLITE_OK;
+  p->pMine = m = sqlite3_malloc64(sizeof(DsRangeWorker));
+  if( m ) memset(m, 0, sizeof(*m));
+  p->aOwner = sqlite3_malloc64(sizeof(int) * (size_t)p->nChunk);
+  if( m==0 || p->aOwner==0 ) return SQLITE_NOMEM;
+  m->pRead = p;
+  m->iWorker = DS_RANGE_MINE;
+  m->pReadConn = p->pConn;
+  m->conn.nMemLimit = p->pConn->nMemLimit;
+  dsMemInit(&m->mem, &m->conn);
+  for(k=0; k<p->nChunk; k++) p->aOwner[k] = DS_RANGE_NONE;
+  p->iMineChunk = -1;
   for(i=0; rc==SQLITE_OK && i<p->nWorker; i++){
     DsRangeWorker *w = &p->aWorker[i];
     w->pRead = p;
@@ -957,6 +1188,7 @@ static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
     }
     if( rc==SQLITE_OK ) rc = dsRangeAllocBatches(p, w);
   }
+  if( rc==SQLITE_OK ) rc = dsRangeAllocBatches(p, m);
   if( rc!=SQLITE_OK ) return rc;
   if( pthread_mutex_init(&p->mutex, 0)==0 ){
     pthread_condattr_t attr;
@@ -1020,11 +1252,14 @@ static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     return SQLITE_NOMEM;
   }
   memset(p, 0, sizeof(*p));
+  dsMemInit(&p->mem, pConn);
+  dsArenaInit(&p->serialArena, &p->mem);
   p->base.xNext = dsSourceNextOfBatch;
   p->base.xBatch = dsRangeBatch;
   p->base.xClose = dsRangeClose;
   p->base.xKeysFirst = dsRangeKeysFirst;
   p->base.xStop = dsRangeStopSource;
+  p->base.xStaged = dsRangeStaged;
   p->pConn = pConn;
   p->zFunc = zFunc;
   dsTickerInit(&p->tick, pConn);

@@ -608,6 +608,19 @@ int dsSourceKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
   return pSrc->xKeysFirst(pSrc, pFilter, pbKeysFirst);
 }
 
+/*
+** What pStage kept of the next batch of pSrc's rows, with what it found
+** for them, in *paOut (*pnOut of them, perhaps none): SQLITE_OK, valid
+** until the next call; SQLITE_DONE at the end; or an error.  Only a
+** source that threads read (rangeread.c) has xStaged; an operator that
+** reads a source this way does from its first row to its end.
+*/
+int dsSourceStaged(DsSource *pSrc, const DsRowStage *pStage,
+                   DsStaged **paOut, int *pnOut){
+  assert( pSrc->xStaged!=0 );
+  return pSrc->xStaged(pSrc, pStage, paOut, pnOut);
+}
+
 static int dsReaderKeysFirst(DsSource *pSrc, DsRowFilter *pFilter,
                              int *pbKeysFirst){
   DsReader *p = (DsReader *)pSrc;
