@@ -255,6 +255,14 @@ static inline void dsArenaCommit(DsArena *p, i64 m){
 void dsArenaReset(DsArena *p);
 void dsArenaClear(DsArena *p);
 
+/* Bytes handed out since the arena was last reset: what a batch of rows
+** holds.  Not nByte, which counts the chunk a reset keeps, however large
+** it grew: a batch measured by that would hold one row once its arena's
+** kept chunk outgrew the batch's size. */
+static inline i64 dsArenaUsed(const DsArena *p){
+  return p->nByte - (p->pEnd - p->pFree);
+}
+
 
 /*************************************************************************
 ** The statistics of a run (stats.c)

@@ -102,8 +102,9 @@ struct DsHashJoin {
   DsTask *pTask;          /* the task being run (owns its files), or NULL */
   DsPart aPart[DS_FANOUT];
   i64 nMemRows;           /* build rows held in memory */
-  i64 nDirRows;           /* dsHashOverBudget(): nDirBytes is the size of */
-  i64 nDirBytes;          /* the directory of this many rows */
+  i64 nDirBytes;          /* dsHashOverBudget(): the size of the directory */
+  i64 nDirLo, nDirHi;     /* of any count of rows above nDirLo, up to
+                          ** nDirHi (its slots: a power of two) */
   i64 nMaxPart;           /* bytes of the largest partition in memory, or
                           ** more: making the table copies one at a time */
   int iPart;              /* repartition: the partition being joined */
@@ -214,11 +215,14 @@ static i64 dsDirectoryBytes(i64 n){
 */
 static int dsHashOverBudget(DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
-  /* Asked for each row placed, while the count changes only with build
-  ** rows: the directory's size is worked out again only then. */
-  if( p->nDirRows!=p->nMemRows ){
-    p->nDirRows = p->nMemRows;
+  /* Asked for each row placed, while the directory's size changes only
+  ** where the count of rows passes a power of two: worked out again only
+  ** then. */
+  if( p->nMemRows>p->nDirHi || p->nMemRows<=p->nDirLo ){
     p->nDirBytes = dsDirectoryBytes(p->nMemRows);
+    p->nDirHi = p->nMemRows ? p->nDirBytes/(i64)sizeof(i64) - 1 : 0;
+    p->nDirLo = p->nDirHi>1 ? p->nDirHi/2 : p->nDirHi - 1;
+    assert( p->nMemRows>p->nDirLo && p->nMemRows<=p->nDirHi );
   }
   return pConn->nMemUsed + p->nDirBytes + p->nMaxPart
            > pConn->nMemLimit - pConn->nMemLimit/4;

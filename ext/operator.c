@@ -359,7 +359,7 @@ static int dsAheadBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   DsAhead *p = (DsAhead *)pSrc;
   int n = 0;
   int rc;
-  while( p->pHead && n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+  while( p->pHead && n<nMax && (n==0 || dsArenaUsed(pArena)<nMaxByte) ){
     DsRow *pRow = p->pCur;
     if( pRow==0 ){
       dsAheadFreeHead(p);

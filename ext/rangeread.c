@@ -134,6 +134,7 @@ struct DsRangeWorker {
   pthread_t thread;
   int bThread;            /* thread is running (to be joined) */
   int bExited;            /* it returned (under the mutex) */
+  i64 iStarted;           /* the last chunk it began to read, or -1 */
   DsRangeBatch *aBatch;   /* all its batches */
   DsRangeBatch *pFree;    /* to fill */
   DsRangeBatch *pHead;    /* filled, oldest first */
@@ -192,17 +193,22 @@ static void dsRangeChunk(const DsRangeRead *p, i64 k, i64 *piLo, i64 *piHi){
   *piHi = (i64)((u64)p->iMin + nEnd);
 }
 
-/* A batch to fill for worker w, or NULL once the workers must stop. */
-static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w){
+/* A batch to fill for worker w with rows of its chunk k; NULL once the
+** workers must stop, or, with *pbLost, when the caller took chunk k over
+** before w began it (dsRangeAwait). */
+static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w, i64 k,
+                                     int *pbLost){
   DsRangeBatch *b = 0;
   pthread_mutex_lock(&p->mutex);
   while( !p->bStop && w->pFree==0 ){
     pthread_cond_wait(&p->freed, &p->mutex);
   }
-  if( !p->bStop ){
+  *pbLost = p->aOwner[k]!=w->iWorker;
+  if( !p->bStop && !*pbLost ){
     b = w->pFree;
     w->pFree = b->pNext;
     b->pNext = 0;
+    w->iStarted = k;
   }
   pthread_mutex_unlock(&p->mutex);
   return b;
@@ -280,7 +286,9 @@ static void *dsRangeWorkerRun(DsRangeWorker *w){
     dsRangeChunk(p, k, &iLo, &iHi);
     rc = dsReaderSetRange(w->pSrc, iLo, iHi);
     for(;;){
-      DsRangeBatch *b = dsRangeTakeFree(p, w);
+      int bLost;
+      DsRangeBatch *b = dsRangeTakeFree(p, w, k, &bLost);
+      if( bLost ) break;
       if( b==0 ) return 0;
       if( rc==SQLITE_OK ){
         rc = dsRangeFill(p, w, b);
@@ -424,15 +432,21 @@ static int dsRangeMineRead(DsRangeRead *p){
   return dsTickerTick(&p->tick, (u32)b->nRead * DS_TICK_ROW);
 }
 
-/* Claim chunk k for the caller (mutex held). */
-static void dsRangeMineClaim(DsRangeRead *p, i64 k){
+/* The caller is to read chunk k (mutex held). */
+static void dsRangeMineStart(DsRangeRead *p, i64 k){
   i64 iLo, iHi;
-  assert( k==p->iNextClaim && p->iMineChunk<0 );
-  p->iNextClaim++;
+  assert( p->iMineChunk<0 );
   p->aOwner[k] = DS_RANGE_MINE;
   p->iMineChunk = k;
   dsRangeChunk(p, k, &iLo, &iHi);
   p->rcMine = dsReaderSetRange(p->pMine->pSrc, iLo, iHi);
+}
+
+/* Claim chunk k, the next no one reads, for the caller (mutex held). */
+static void dsRangeMineClaim(DsRangeRead *p, i64 k){
+  assert( k==p->iNextClaim );
+  p->iNextClaim++;
+  dsRangeMineStart(p, k);
 }
 
 /* The oldest batch of w's queue (the mutex held, for a worker's). */
@@ -478,6 +492,16 @@ static int dsRangeAwait(DsRangeRead *p, DsRangeBatch **pb){
       ** an error it reported. */
       pthread_mutex_unlock(&p->mutex);
       return SQLITE_MISUSE;
+    }
+    if( w->iStarted<k && p->iMineChunk<0 && m->pHead==0 && m->pFree ){
+      /* Its worker claimed it but has not begun it (it may not even have
+      ** a core just now): rather than wait, the caller reads it, and the
+      ** worker, finding it gone, claims another (dsRangeTakeFree).  Only
+      ** with nothing of its own queued: the caller's batches go out in
+      ** the order it read them. */
+      dsRangeMineStart(p, k);
+      pthread_mutex_unlock(&p->mutex);
+      continue;
     }
     if( m->pFree ){
       if( p->iMineChunk<0 && p->iNextClaim<p->nChunk ){
@@ -610,7 +634,7 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
     }
     return rc;
   }
-  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+  while( n<nMax && (n==0 || dsArenaUsed(pArena)<nMaxByte) ){
     const DsRow *pRow;
     if( p->pCur==0 || p->iCur>=p->pCur->nRow ){
       int rc = dsRangeNextBatch(p);
@@ -1168,6 +1192,7 @@ static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
     DsRangeWorker *w = &p->aWorker[i];
     w->pRead = p;
     w->iWorker = i;
+    w->iStarted = -1;
     rc = dsRangeConnect(p, w, t, pIn, nKey, aiKey, nPay, aiPay);
     if( rc==SQLITE_OK && i==0 ){
       int bSame = 0;

@@ -191,7 +191,7 @@ DS_FLATTEN static void dsReaderRowFunc(sqlite3_context *ctx, int argc,
   }
   /* Without a result the function returns NULL, which the WHERE clause
   ** takes as false: most rows need no call. */
-  if( p->nOut>=p->nMax || (p->nOut>0 && p->pArena->nByte>=p->nMaxByte) ){
+  if( p->nOut>=p->nMax || (p->nOut>0 && dsArenaUsed(p->pArena)>=p->nMaxByte) ){
     sqlite3_result_int(ctx, 1);
   }
 }
@@ -351,7 +351,7 @@ static int dsReaderWideBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
   int rc;
   *pnRow = 0;
   if( p->bEof ) return SQLITE_OK;
-  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+  while( n<nMax && (n==0 || dsArenaUsed(pArena)<nMaxByte) ){
     DsRow *pRow;
     int i;
     rc = dsReaderRefuseNesting(p);
@@ -465,7 +465,7 @@ int dsSourceBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow, int nMax,
     return pSrc->xBatch(pSrc, pArena, aRow, nMax, nMaxByte, pFilter, pnRow);
   }
   *pnRow = 0;
-  while( n<nMax && (n==0 || pArena->nByte<nMaxByte) ){
+  while( n<nMax && (n==0 || dsArenaUsed(pArena)<nMaxByte) ){
     DsRow *pRow;
     int rc = pSrc->xNext(pSrc, pArena, &pRow);
     if( rc==SQLITE_DONE ) break;
