@@ -201,6 +201,8 @@ struct DsMem {
   DsConn *pConn;
   i64 nUsed;              /* bytes this operator holds */
   i64 nPeak;              /* most it ever held */
+  i64 nRoomLimit;         /* dsRowRoom(): the memory_limit for which */
+  i64 nRoomChunk;         /* an arena's chunks stop growing at this size */
 };
 
 void dsMemInit(DsMem *pMem, DsConn *pConn);

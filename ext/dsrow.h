@@ -50,7 +50,7 @@ struct DsRow {
 /* Bytes from one row of a table, or of an arena, to the next. */
 #define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
-i64 dsRowRoom(const DsMem *pMem, u32 nData);
+i64 dsRowRoom(DsMem *pMem, u32 nData);
 
 typedef struct DsValue DsValue;
 struct DsValue {

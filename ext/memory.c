@@ -42,6 +42,8 @@ void dsMemInit(DsMem *pMem, DsConn *pConn){
   pMem->pConn = pConn;
   pMem->nUsed = 0;
   pMem->nPeak = 0;
+  pMem->nRoomLimit = -1;
+  pMem->nRoomChunk = 0;
 }
 
 void *dsMalloc(DsMem *pMem, i64 n){
@@ -111,12 +113,20 @@ static int dsChunkMayDouble(const DsConn *pConn, i64 nChunk){
 ** run, merge and block after it to nothing (a 5 MB row among small ones
 ** under 1 MiB: sort.test 8.x).
 */
-i64 dsRowRoom(const DsMem *pMem, u32 nData){
+i64 dsRowRoom(DsMem *pMem, u32 nData){
   const DsConn *pConn = pMem->pConn;
   i64 n = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + DS_CHUNK_HDR;
-  i64 nChunk = dsFirstChunk(pConn);
+  i64 nChunk;
   if( pConn && n > pConn->nMemLimit ) return 0;
-  while( dsChunkMayDouble(pConn, nChunk) ) nChunk *= 2;
+  /* Asked for every row a sorter gathers: the size chunks grow to is
+  ** worked out again only when the limit changed. */
+  if( pConn==0 || pMem->nRoomLimit!=pConn->nMemLimit ){
+    nChunk = dsFirstChunk(pConn);
+    while( dsChunkMayDouble(pConn, nChunk) ) nChunk *= 2;
+    pMem->nRoomChunk = nChunk;
+    pMem->nRoomLimit = pConn ? pConn->nMemLimit : 0;
+  }
+  nChunk = pMem->nRoomChunk;
   if( n > nChunk ) return n;
   return 2*n < nChunk ? 2*n : nChunk;
 }
