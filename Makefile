@@ -121,7 +121,8 @@ $(LIB): $(SRC) $(HDR) | deps-build
 testfixture: build/testfixture
 
 # -DDS_TEST_HOOKS: the test-only code of ext/ (the spill-file fault hooks
-# of spill.c, ds_test_hook() of interrupt.c), for test programs only, never
+# of spill.c, the thread-start fault of rangeread.c, ds_test_hook() of
+# interrupt.c), for test programs only, never
 # in build/dataset.so or libsqlite3_dataset.a.
 # Debian's libsqlite3 has the column metadata routines (PRAGMA
 # compile_options: ENABLE_COLUMN_METADATA); code linked with it says so, as

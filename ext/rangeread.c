@@ -79,6 +79,14 @@
 ** worker then reads one more batch, at most nBatchRow rows, before it
 ** sees the flag.  sqlite3_progress_handler() would close that gap, but
 ** builds may omit it: tests/clients.test keeps such calls out.)
+**
+** Test hook.  In the test program alone (tests/testfixture.c,
+** -DDS_TEST_HOOKS; never in the shared library), dsRangeTestFault() makes
+** the N-th pthread_create() of a reader from that moment fail with EAGAIN
+** (and every later one, bPersist), so that tests reach the fallback to
+** the caller's reader (bSerial), that of a worker started before another
+** failed included.  An atomic countdown, as spill.c's faults: one setting
+** per process.
 */
 #include "dataset_int.h"
 
@@ -98,7 +106,44 @@
 #define DS_RANGE_NONE (-1)
 #define DS_RANGE_MINE (-2)
 
+#ifdef DS_TEST_HOOKS
+#include <stdatomic.h>
+static atomic_int dsRangeFaultCountdown;  /* creations until it; 0: none */
+static atomic_int dsRangeFaultPersist;    /* every one from then on fails */
+static atomic_int dsRangeFaultFailing;    /* persisting: failing now */
+static atomic_int dsRangeFaultFailed;     /* failed since armed */
+
+/* Arm (nCountdown>0) or disarm; the creations failed until now. */
+int dsRangeTestFault(int nCountdown, int bPersist){
+  int nPrev;
+  atomic_store(&dsRangeFaultCountdown, 0);
+  atomic_store(&dsRangeFaultFailing, 0);
+  atomic_store(&dsRangeFaultPersist, bPersist);
+  nPrev = atomic_exchange(&dsRangeFaultFailed, 0);
+  if( nCountdown>0 ) atomic_store(&dsRangeFaultCountdown, nCountdown);
+  return nPrev;
+}
+#endif
+
 #ifndef DS_OMIT_THREADS
+
+#ifdef DS_TEST_HOOKS
+static int dsRangeThreadCreate(pthread_t *pThread, void *(*x)(void *),
+                               void *pArg){
+  if( atomic_load(&dsRangeFaultFailing)
+   || (atomic_load(&dsRangeFaultCountdown)>0
+       && atomic_fetch_sub(&dsRangeFaultCountdown, 1)==1) ){
+    if( atomic_load(&dsRangeFaultPersist) ){
+      atomic_store(&dsRangeFaultFailing, 1);
+    }
+    atomic_fetch_add(&dsRangeFaultFailed, 1);
+    return EAGAIN;
+  }
+  return pthread_create(pThread, 0, x, pArg);
+}
+#else
+# define dsRangeThreadCreate(pT, x, pArg) pthread_create(pT, 0, x, pArg)
+#endif
 
 typedef struct DsRangeRead DsRangeRead;
 
@@ -572,7 +617,7 @@ static int dsRangeStartThreads(DsRangeRead *p){
   p->bStarted = 1;
   for(i=0; i<p->nWorker; i++){
     DsRangeWorker *w = &p->aWorker[i];
-    if( pthread_create(&w->thread, 0, dsRangeWorkerMain, w)!=0 ) break;
+    if( dsRangeThreadCreate(&w->thread, dsRangeWorkerMain, w)!=0 ) break;
     w->bThread = 1;
   }
   if( i<p->nWorker ){

@@ -9,7 +9,8 @@
 ** unchanged under it: this is the program the sanitizers and the
 ** fault-injection tests run, with no dlopen() in the way.  It is also
 ** built with -DDS_TEST_HOOKS, which compiles the spill-file fault hooks of
-** ext/spill.c in (the shared library never has them).
+** ext/spill.c and the thread-start fault of ext/rangeread.c in (the shared
+** library never has them).
 **
 ** Commands (tests/faults.test uses them; none does anything until asked):
 **
@@ -46,6 +47,11 @@
 **   ds_spill_calls read|write
 **       {calls faults}: spill reads (or writes) made, and failed, since
 **       the last ds_spill_fault of that kind.
+**   ds_thread_fault N ?PERSIST?
+**       The N-th thread a table reader (ext/rangeread.c) starts from now
+**       on fails to start (pthread_create() gives EAGAIN; every one from
+**       the N-th on with PERSIST 1); N 0 turns it off.  Returns the
+**       number of thread starts failed under the previous setting.
 **   ds_spill_files
 **       {created opened}: spill files created in temp_dir, and spill files
 **       opened (created or reused from the operator's pool), since the
@@ -68,6 +74,8 @@
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
 void dsSpillTestFiles(int *pnNew, int *pnOpen);
+/* From ext/rangeread.c, likewise. */
+int dsRangeTestFault(int nCountdown, int bPersist);
 
 /*************************************************************************
 ** Allocation failure.  The counters are atomic because operators may sort
@@ -295,6 +303,25 @@ static int dsSpillFilesCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
+/*************************************************************************
+** Threads that cannot be started.
+*/
+static int dsThreadFaultCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                            Tcl_Obj *const *objv){
+  int n, bPersist = 0;
+  (void)pUnused;
+  if( objc!=2 && objc!=3 ){
+    Tcl_WrongNumArgs(interp, 1, objv, "N ?PERSIST?");
+    return TCL_ERROR;
+  }
+  if( dsIntArg(interp, objv[1], &n) ) return TCL_ERROR;
+  if( objc==3 && Tcl_GetBooleanFromObj(interp, objv[2], &bPersist) ){
+    return TCL_ERROR;
+  }
+  Tcl_SetObjResult(interp, Tcl_NewIntObj(dsRangeTestFault(n, bPersist)));
+  return TCL_OK;
+}
+
 static int dsAppInit(Tcl_Interp *interp){
   static const struct {
     const char *zName;
@@ -308,6 +335,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_spill_fault",  dsSpillFaultCmd },
     { "ds_spill_calls",  dsSpillCallsCmd },
     { "ds_spill_files",  dsSpillFilesCmd },
+    { "ds_thread_fault", dsThreadFaultCmd },
   };
   size_t i;
   if( Tcl_Init(interp)!=TCL_OK ) return TCL_ERROR;
