@@ -548,13 +548,18 @@ static int dsHashFillBatch(DsHashJoin *p){
 ** threads reading the probe side in parallel (rangeread.c) then probe it
 ** too, each row as it is read, and hand the caller only the rows worth
 ** producing, each with the span of its slot from its first to its last
-** match (dsHashStageBatch).  The caller walks that span as it walks a
+** match, or to the slot's end when many rows follow the first match
+** (dsHashStageBatch: a thread walking a key's thousands of rows for every
+** probe row of a batch would not stop when asked).  The caller walks that span as it walks a
 ** chain it found itself, so the pairs, their order and every statistic
 ** are those of a serial probe; it no longer copies or looks up a row.
 ** Build rows' matched flags, which an outer join on the build side sets,
 ** are the one thing written meanwhile, by the caller alone: the threads
 ** never read them.
 */
+/* Build rows a stage looks at past a probe row's first match, at most. */
+#define DS_STAGE_WALK 64
+
 static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
                             DsStaged *aOut){
   const DsHashJoin *p = (const DsHashJoin *)((const char *)pStage
@@ -576,8 +581,20 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
       const u8 *pEnd;
       const DsRow *pBuild = dsHashTableSlot(pHt, dsHashSubTable(p, pRow->hash),
                                             pRow->hash, &pEnd);
+      int nAfter = 0;
       while( (const u8 *)pBuild < pEnd ){
         const u8 *pNext = (const u8 *)pBuild + DS_ROW_STRIDE(pBuild);
+        if( pFrom && ++nAfter>DS_STAGE_WALK ){
+          /* A key many build rows share: the caller walks the rest of the
+          ** slot, as the serial probe does, pair by pair with its checks
+          ** for an interrupt.  Walked to its end here, for every row of
+          ** the batch, it would keep this thread (the caller's too, when
+          ** it reads) from stopping for as long as a LIMIT or an
+          ** interrupt should take, and for nothing past the pairs the
+          ** statement asks for. */
+          pTo = pEnd;
+          break;
+        }
         if( pBuild->hash==pRow->hash && dsRowKeyEqualFast(pBuild, pRow) ){
           if( pFrom==0 ) pFrom = (const u8 *)pBuild;
           pTo = pNext;
