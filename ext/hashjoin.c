@@ -550,8 +550,8 @@ static int dsHashFillBatch(DsHashJoin *p){
 ** producing, each with the span of its slot from its first to its last
 ** match, or to the slot's end when many rows follow the first match
 ** (dsHashStageBatch: a thread walking a key's thousands of rows for every
-** probe row of a batch would not stop when asked).  The caller walks that span as it walks a
-** chain it found itself, so the pairs, their order and every statistic
+** probe row of a batch would not stop when asked).  The caller walks that
+** span as it walks a chain it found itself, so the pairs, their order and every statistic
 ** are those of a serial probe; it no longer copies or looks up a row.
 ** Build rows' matched flags, which an outer join on the build side sets,
 ** are the one thing written meanwhile, by the caller alone: the threads

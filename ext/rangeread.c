@@ -287,6 +287,10 @@ static int dsRangeFill(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
     const char *zMsg = w->pSrc->zErr;
     b->rc = rc;
     b->bSqlite = w->pReadConn->rcSqlite!=0;
+    /* The caller's own read: the code goes with the batch, and is the
+    ** connection's again only if the batch is handed out (dsRangeFailed),
+    ** not if the statement ends before its turn. */
+    if( w->pReadConn==p->pConn ) p->pConn->rcSqlite = 0;
     if( rc!=SQLITE_NOMEM ){
       b->zErr = sqlite3_mprintf("%s", zMsg ? zMsg : sqlite3_errstr(rc));
     }
@@ -571,8 +575,10 @@ static int dsRangeFailed(DsRangeRead *p, DsRangeBatch *b){
   sqlite3_free(p->base.zErr);
   p->base.zErr = 0;
   if( rc==SQLITE_NOMEM ) return rc;
-  p->base.zErr = sqlite3_mprintf("%s (a read connection)",
-                                 b->zErr ? b->zErr : sqlite3_errstr(rc));
+  p->base.zErr = sqlite3_mprintf("%s%s",
+                                 b->zErr ? b->zErr : sqlite3_errstr(rc),
+                                 b->pWorker==p->pMine ? ""
+                                 : " (a read connection)");
   /* SQLite's own error in reading the input keeps its code, as in the
   ** caller's own reader (dsStepInput); any other is the extension's own,
   ** and fails the statement alone (errors.c). */
