@@ -145,18 +145,27 @@ static int dsIntArg(Tcl_Interp *interp, Tcl_Obj *pObj, int *pN){
   return Tcl_GetIntFromObj(interp, pObj, pN);
 }
 
-static int dsFaultMallocCmd(void *pUnused, Tcl_Interp *interp, int objc,
-                            Tcl_Obj *const *objv){
-  int n, bPersist = 0, nPrev;
-  (void)pUnused;
+/* The arguments "N ?PERSIST?" of a fault command: non-zero on an error,
+** left in interp. */
+static int dsFaultArgs(Tcl_Interp *interp, int objc, Tcl_Obj *const *objv,
+                       int *pN, int *pbPersist){
+  *pbPersist = 0;
   if( objc!=2 && objc!=3 ){
     Tcl_WrongNumArgs(interp, 1, objv, "N ?PERSIST?");
     return TCL_ERROR;
   }
-  if( dsIntArg(interp, objv[1], &n) ) return TCL_ERROR;
-  if( objc==3 && Tcl_GetBooleanFromObj(interp, objv[2], &bPersist) ){
+  if( dsIntArg(interp, objv[1], pN) ) return TCL_ERROR;
+  if( objc==3 && Tcl_GetBooleanFromObj(interp, objv[2], pbPersist) ){
     return TCL_ERROR;
   }
+  return TCL_OK;
+}
+
+static int dsFaultMallocCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                            Tcl_Obj *const *objv){
+  int n, bPersist, nPrev;
+  (void)pUnused;
+  if( dsFaultArgs(interp, objc, objv, &n, &bPersist) ) return TCL_ERROR;
   /* Off first, so that no allocation sees a half-made setting. */
   atomic_store(&dsFaultCountdown, 0);
   atomic_store(&dsFaultFailing, 0);
@@ -308,16 +317,9 @@ static int dsSpillFilesCmd(void *pUnused, Tcl_Interp *interp, int objc,
 */
 static int dsThreadFaultCmd(void *pUnused, Tcl_Interp *interp, int objc,
                             Tcl_Obj *const *objv){
-  int n, bPersist = 0;
+  int n, bPersist;
   (void)pUnused;
-  if( objc!=2 && objc!=3 ){
-    Tcl_WrongNumArgs(interp, 1, objv, "N ?PERSIST?");
-    return TCL_ERROR;
-  }
-  if( dsIntArg(interp, objv[1], &n) ) return TCL_ERROR;
-  if( objc==3 && Tcl_GetBooleanFromObj(interp, objv[2], &bPersist) ){
-    return TCL_ERROR;
-  }
+  if( dsFaultArgs(interp, objc, objv, &n, &bPersist) ) return TCL_ERROR;
   Tcl_SetObjResult(interp, Tcl_NewIntObj(dsRangeTestFault(n, bPersist)));
   return TCL_OK;
 }
