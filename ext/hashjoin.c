@@ -162,6 +162,13 @@ static int dsHashSubTable(const DsHashJoin *p, u64 hash){
   return p->ht.nPart==1 ? 0 : dsPartOf(hash, p->iLevel);
 }
 
+/* Fetch the directory entry of hash's slot into the cache, ahead of the
+** probe that reads it. */
+static void dsHashPrefetchSlot(const DsHashJoin *p, u64 hash){
+  __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, hash),
+                                         hash));
+}
+
 /* The join starts step zStep of its work; all of an unsplittable task's
 ** steps are its block nested loop. */
 static void dsHashStep(DsHashJoin *p, const char *zStep){
@@ -532,8 +539,7 @@ static int dsHashFillBatch(DsHashJoin *p){
     ** this many ahead as it goes (a thousand prefetches at once would
     ** mostly be dropped: the CPU tracks only so many misses). */
     for(i=0; i<n && i<2*DS_PREFETCH_AHEAD; i++){
-      u64 h = p->aBatch[i]->hash;
-      __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h), h));
+      dsHashPrefetchSlot(p, p->aBatch[i]->hash);
     }
   }
   p->nBatch = n;
@@ -551,8 +557,9 @@ static int dsHashFillBatch(DsHashJoin *p){
 ** match, or to the slot's end when many rows follow the first match
 ** (dsHashStageBatch: a thread walking a key's thousands of rows for every
 ** probe row of a batch would not stop when asked).  The caller walks that
-** span as it walks a chain it found itself, so the pairs, their order and every statistic
-** are those of a serial probe; it no longer copies or looks up a row.
+** span as it walks a chain it found itself, so the pairs, their order and
+** every statistic are those of a serial probe; it no longer copies or
+** looks up a row.
 ** Build rows' matched flags, which an outer join on the build side sets,
 ** are the one thing written meanwhile, by the caller alone: the threads
 ** never read them.
@@ -567,15 +574,13 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
   const DsHashTable *pHt = &p->ht;
   int i, n = 0;
   for(i=0; i<nRow && i<DS_PREFETCH_AHEAD; i++){
-    u64 h = aRow[i]->hash;
-    __builtin_prefetch(dsHashTableSlotAddr(pHt, dsHashSubTable(p, h), h));
+    dsHashPrefetchSlot(p, aRow[i]->hash);
   }
   for(i=0; i<nRow; i++){
     DsRow *pRow = aRow[i];
     const u8 *pFrom = 0, *pTo = 0;
     if( i + DS_PREFETCH_AHEAD < nRow ){
-      u64 h = aRow[i + DS_PREFETCH_AHEAD]->hash;
-      __builtin_prefetch(dsHashTableSlotAddr(pHt, dsHashSubTable(p, h), h));
+      dsHashPrefetchSlot(p, aRow[i + DS_PREFETCH_AHEAD]->hash);
     }
     if( (pRow->flags & DS_ROW_NULLKEY)==0 ){
       const u8 *pEnd;
@@ -690,9 +695,7 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       ** distance, whose directory entry should be in the cache by now. */
       int iAhead = p->iBatch + DS_PREFETCH_AHEAD;
       if( iAhead + DS_PREFETCH_AHEAD < p->nBatch ){
-        u64 h = p->aBatch[iAhead + DS_PREFETCH_AHEAD]->hash;
-        __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, h),
-                                               h));
+        dsHashPrefetchSlot(p, p->aBatch[iAhead + DS_PREFETCH_AHEAD]->hash);
       }
       if( iAhead < p->nBatch ){
         u64 h = p->aBatch[iAhead]->hash;

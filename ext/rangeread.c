@@ -663,6 +663,20 @@ static void dsRangeStopSource(DsSource *pSrc){
   dsRangeStop((DsRangeRead *)pSrc);
 }
 
+/* A batch of the caller's own reader, where the threads could not be
+** started: its count of rows and its error are the reader's. */
+static int dsRangeSerialBatch(DsRangeRead *p, DsArena *pArena, DsRow **aRow,
+                              int nMax, i64 nMaxByte, DsRowFilter *pFilter,
+                              int *pnRow){
+  int rc = dsSourceBatch(p->pSerial, pArena, aRow, nMax, nMaxByte, pFilter,
+                         pnRow);
+  p->base.nRow = p->pSerial->nRow;
+  if( rc!=SQLITE_OK && p->pSerial->zErr && p->base.zErr==0 ){
+    p->base.zErr = sqlite3_mprintf("%s", p->pSerial->zErr);
+  }
+  return rc;
+}
+
 /* Up to nMax rows (fewer once pArena holds nMaxByte bytes), copied from
 ** the workers' batches through pFilter; *pnRow 0 at the end. */
 static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
@@ -677,13 +691,8 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
     if( rc!=SQLITE_OK ) return rc;
   }
   if( p->bSerial ){
-    int rc = dsSourceBatch(p->pSerial, pArena, aRow, nMax, nMaxByte,
-                           pFilter, pnRow);
-    p->base.nRow = p->pSerial->nRow;
-    if( rc!=SQLITE_OK && p->pSerial->zErr && p->base.zErr==0 ){
-      p->base.zErr = sqlite3_mprintf("%s", p->pSerial->zErr);
-    }
-    return rc;
+    return dsRangeSerialBatch(p, pArena, aRow, nMax, nMaxByte, pFilter,
+                              pnRow);
   }
   while( n<nMax && (n==0 || dsArenaUsed(pArena)<nMaxByte) ){
     const DsRow *pRow;
@@ -712,25 +721,17 @@ static int dsRangeBatch(DsSource *pSrc, DsArena *pArena, DsRow **aRow,
 */
 static int dsRangeStagedSerial(DsRangeRead *p, DsStaged **paOut,
                                int *pnOut){
-  {
-    int nRow = 0;
-    int rc;
-    dsArenaReset(&p->serialArena);
-    rc = dsSourceBatch(p->pSerial, &p->serialArena, p->aSerialRow,
-                           p->nBatchRow, p->nBatchByte, 0, &nRow);
-    p->base.nRow = p->pSerial->nRow;
-    if( rc!=SQLITE_OK ){
-      if( p->pSerial->zErr && p->base.zErr==0 ){
-        p->base.zErr = sqlite3_mprintf("%s", p->pSerial->zErr);
-      }
-      return rc;
-    }
-    if( nRow==0 ) return SQLITE_DONE;
-    *paOut = p->aSerialStaged;
-    *pnOut = p->pStage->xBatch(p->pStage, p->aSerialRow, nRow,
-                               p->aSerialStaged);
-    return SQLITE_OK;
-  }
+  int nRow = 0;
+  int rc;
+  dsArenaReset(&p->serialArena);
+  rc = dsRangeSerialBatch(p, &p->serialArena, p->aSerialRow, p->nBatchRow,
+                          p->nBatchByte, 0, &nRow);
+  if( rc!=SQLITE_OK ) return rc;
+  if( nRow==0 ) return SQLITE_DONE;
+  *paOut = p->aSerialStaged;
+  *pnOut = p->pStage->xBatch(p->pStage, p->aSerialRow, nRow,
+                             p->aSerialStaged);
+  return SQLITE_OK;
 }
 
 /* Room for what pStage keeps of every batch, the caller's too. */
@@ -1381,7 +1382,8 @@ static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                        int nKey, const int *aiKey, int nPay,
                        const int *aiPay, DsSource *pSerial, DsSource **ppSrc,
                        char **pzWhy){
-  (void)zFunc; (void)pSerial; (void)pIn; (void)nKey; (void)aiKey; (void)nPay; (void)aiPay;
+  (void)zFunc; (void)pSerial; (void)pIn; (void)nKey; (void)aiKey;
+  (void)nPay; (void)aiPay;
   *ppSrc = 0;
   *pzWhy = sqlite3_mprintf("by the caller: %s", pConn->nThread<=1
                            ? "threads is 1" : "built without threads");
