@@ -185,7 +185,11 @@ test-threads1: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
 SAN_DIR    := build/sanitize
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
-SAN_ENV    := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
+# Instrumented code runs about three times slower: faults.test alone takes
+# about 15 minutes, past runall.tcl's default 900 s per file, so a file
+# may take three times as long here (make sanitize TIMEOUT=N changes it).
+SAN_ENV    := DS_TEST_TIMEOUT=$(or $(TIMEOUT),2700) \
+              ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
               UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
               DS_SANITIZER=asan \
               SQLITE3=$(CURDIR)/$(SAN_DIR)/sqlite3 \
