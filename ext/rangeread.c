@@ -959,6 +959,32 @@ static int dsRangeUsesIndex(sqlite3 *db, DsSource *pSerial, int *pbIndex){
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/*
+** Why SQLite may not be used from other threads, or NULL.  Not when it
+** was built without mutexes (sqlite3_threadsafe() is 0), nor when the
+** host chose single-thread mode at run time (SQLITE_CONFIG_SINGLETHREAD),
+** which sqlite3_threadsafe() does not tell: in that mode no connection
+** gets a mutex, not even one opened with SQLITE_OPEN_FULLMUTEX.  A caller
+** whose connection has one is therefore not in it; otherwise (opened
+** with SQLITE_OPEN_NOMUTEX, or multi-thread mode) a connection of our
+** own is opened to ask.  If that fails, say so rather than guess.
+*/
+static const char *dsRangeThreadsRefused(sqlite3 *db){
+  sqlite3 *dbProbe = 0;
+  const char *zWhy = 0;
+  if( !sqlite3_threadsafe() ) return "SQLite built without threads";
+  if( sqlite3_db_mutex(db) ) return 0;
+  if( sqlite3_open_v2(":memory:", &dbProbe,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, 0)
+      !=SQLITE_OK ){
+    zWhy = "SQLite's threading mode could not be found out";
+  }else if( sqlite3_db_mutex(dbProbe)==0 ){
+    zWhy = "SQLite in single-thread mode";
+  }
+  sqlite3_close(dbProbe);
+  return zWhy;
+}
+
 /* Why the caller reads pIn itself, or NULL: it may be read in parallel,
 ** from the table described in *t. */
 static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
@@ -968,10 +994,8 @@ static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
     *pzWhy = "threads is 1";
     return SQLITE_OK;
   }
-  if( !sqlite3_threadsafe() ){
-    *pzWhy = "SQLite built without threads";
-    return SQLITE_OK;
-  }
+  *pzWhy = dsRangeThreadsRefused(pConn->db);
+  if( *pzWhy ) return SQLITE_OK;
   if( pIn->zName==0 ){
     *pzWhy = "a query";
     return SQLITE_OK;

@@ -52,6 +52,13 @@
 **       on fails to start (pthread_create() gives EAGAIN; every one from
 **       the N-th on with PERSIST 1); N 0 turns it off.  Returns the
 **       number of thread starts failed under the previous setting.
+**   ds_threading_mode singlethread|multithread|serialized
+**       Restarts SQLite in that threading mode: sqlite3_shutdown(),
+**       sqlite3_config(), sqlite3_initialize(), and the extension
+**       registered again (the shutdown forgets sqlite3_auto_extension()'s
+**       list).  Every connection must be closed first.  A host may choose
+**       single-thread mode at run time, which sqlite3_threadsafe() does
+**       not tell; threads.test checks that the extension notices.
 **   ds_spill_files
 **       {created opened}: spill files created in temp_dir, and spill files
 **       opened (created or reused from the operator's pool), since the
@@ -324,6 +331,37 @@ static int dsThreadFaultCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
+static int dsThreadingModeCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                              Tcl_Obj *const objv[]){
+  static const char *const azMode[] = {
+    "singlethread", "multithread", "serialized", 0
+  };
+  static const int aeMode[] = {
+    SQLITE_CONFIG_SINGLETHREAD, SQLITE_CONFIG_MULTITHREAD,
+    SQLITE_CONFIG_SERIALIZED
+  };
+  int iMode, rc;
+  (void)pUnused;
+  if( objc!=2 ){
+    Tcl_WrongNumArgs(interp, 1, objv, "singlethread|multithread|serialized");
+    return TCL_ERROR;
+  }
+  if( Tcl_GetIndexFromObj(interp, objv[1], azMode, "mode", 0, &iMode) ){
+    return TCL_ERROR;
+  }
+  rc = sqlite3_shutdown();
+  if( rc==SQLITE_OK ) rc = sqlite3_config(aeMode[iMode]);
+  if( rc==SQLITE_OK ) rc = sqlite3_initialize();
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_auto_extension((void (*)(void))sqlite3_dataset_init);
+  }
+  if( rc!=SQLITE_OK ){
+    Tcl_SetObjResult(interp, Tcl_NewStringObj(sqlite3_errstr(rc), -1));
+    return TCL_ERROR;
+  }
+  return TCL_OK;
+}
+
 static int dsAppInit(Tcl_Interp *interp){
   static const struct {
     const char *zName;
@@ -338,6 +376,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_spill_calls",  dsSpillCallsCmd },
     { "ds_spill_files",  dsSpillFilesCmd },
     { "ds_thread_fault", dsThreadFaultCmd },
+    { "ds_threading_mode", dsThreadingModeCmd },
   };
   size_t i;
   if( Tcl_Init(interp)!=TCL_OK ) return TCL_ERROR;
