@@ -126,6 +126,11 @@ struct DsConn {
   int rcSpill;            /* the failure of a spill file, until reported */
   i64 nNoMemBytes;        /* size of the last allocation of an operator's
                           ** memory (DsMem) that failed, until reported */
+  int bThreadModeKnown;   /* zNoThreads below was found out (rangeread.c):
+                          ** SQLite's threading mode cannot change while a
+                          ** connection is open */
+  const char *zNoThreads; /* why SQLite may not be used from other threads,
+                          ** or NULL */
 };
 
 /* Failures of the extension's own resources (errors.c) */

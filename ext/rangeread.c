@@ -967,19 +967,25 @@ static int dsRangeUsesIndex(sqlite3 *db, DsSource *pSerial, int *pbIndex){
 ** gets a mutex, not even one opened with SQLITE_OPEN_FULLMUTEX.  A caller
 ** whose connection has one is therefore not in it; otherwise (opened
 ** with SQLITE_OPEN_NOMUTEX, or multi-thread mode) a connection of our
-** own is opened to ask.  If that fails, say so rather than guess.
+** own is opened to ask, once for the connection's life: the mode is set
+** before SQLite initialises and stays until sqlite3_shutdown(), which
+** every connection must be closed for.  If the open fails, say so rather
+** than guess, and ask again next time.
 */
-static const char *dsRangeThreadsRefused(sqlite3 *db){
+static const char *dsRangeThreadsRefused(DsConn *pConn){
   sqlite3 *dbProbe = 0;
   const char *zWhy = 0;
   if( !sqlite3_threadsafe() ) return "SQLite built without threads";
-  if( sqlite3_db_mutex(db) ) return 0;
+  if( sqlite3_db_mutex(pConn->db) ) return 0;
+  if( pConn->bThreadModeKnown ) return pConn->zNoThreads;
   if( sqlite3_open_v2(":memory:", &dbProbe,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, 0)
       !=SQLITE_OK ){
     zWhy = "SQLite's threading mode could not be found out";
-  }else if( sqlite3_db_mutex(dbProbe)==0 ){
-    zWhy = "SQLite in single-thread mode";
+  }else{
+    if( sqlite3_db_mutex(dbProbe)==0 ) zWhy = "SQLite in single-thread mode";
+    pConn->zNoThreads = zWhy;
+    pConn->bThreadModeKnown = 1;
   }
   sqlite3_close(dbProbe);
   return zWhy;
@@ -994,7 +1000,7 @@ static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
     *pzWhy = "threads is 1";
     return SQLITE_OK;
   }
-  *pzWhy = dsRangeThreadsRefused(pConn->db);
+  *pzWhy = dsRangeThreadsRefused(pConn);
   if( *pzWhy ) return SQLITE_OK;
   if( pIn->zName==0 ){
     *pzWhy = "a query";
