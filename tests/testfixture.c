@@ -58,7 +58,7 @@
 **       registered again (the shutdown forgets sqlite3_auto_extension()'s
 **       list).  Every connection must be closed first.  A host may choose
 **       single-thread mode at run time, which sqlite3_threadsafe() does
-**       not tell; threads.test checks that the extension notices.
+**       not tell; faults.test (9.x) checks that the extension notices.
 **   ds_spill_files
 **       {created opened}: spill files created in temp_dir, and spill files
 **       opened (created or reused from the operator's pool), since the
