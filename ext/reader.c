@@ -784,7 +784,11 @@ int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
     rc = sqlite3_bind_pointer(p->pStmt, 1, p, DS_READER_PTR, 0);
   }
   if( rc!=SQLITE_OK ){
-    if( rc!=SQLITE_NOMEM ){
+    if( rc==SQLITE_INTERRUPT ){
+      /* Interrupted as its readers were prepared: no fault of the input,
+      ** said as every operator says it (operator.c, dsOpMessage). */
+      *pzErr = sqlite3_mprintf("%s: interrupted", zFunc);
+    }else if( rc!=SQLITE_NOMEM ){
       *pzErr = dsPrepareError(pConn->db, zFunc, 0, pIn->zText, zSql);
       if( *pzErr==0 ){
         *pzErr = sqlite3_mprintf("%s: cannot read the dataset '%s': %s",

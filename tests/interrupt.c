@@ -111,11 +111,18 @@ static int keyStatsRehashes(void){
 #define OURS   0
 #define OUTPUT 1
 #define AGG    2
+/* OPENING: a step before the operator's statements run, whose prepares
+** see sqlite3_interrupt() but never call the progress handler: stopped
+** by the interrupt alone. */
+#define OPENING 3
 
 static Case aCase[] = {
   /* The hash strategies, in memory.  a and b have the same keys, a and c
   ** none in common: probing then produces nothing, and only the join's
   ** own check can stop it. */
+  /* Planning: the readers are prepared then, and a prepare that sees
+  ** the interrupt fails with SQLite's own SQLITE_INTERRUPT. */
+  { "join.bhf.plan", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "plan", 0, OPENING },
   { "join.bhf.build", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "build", 0, OURS },
   { "join.bhf.table", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "hash table", 0, OURS },
   { "join.bhf.probe", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "probe", 0, OUTPUT },
@@ -197,6 +204,19 @@ static Case aCase[] = {
   { "keystats.sketch", "ds_key_stats", SMALL,
     "SELECT ds_key_stats(k) FROM a", "sketch", 0, AGG },
 };
+
+/* The ways of stopping case pCase: both, or the interrupt alone. */
+static int nModes(const Case *pCase){
+  return pCase->eWho==OPENING ? 1 : 2;
+}
+
+/* The runs of every case, in each of its ways (all cases, GLOBs aside). */
+static int nModeRuns(void){
+  int n = 0;
+  size_t i;
+  for(i=0; i<sizeof(aCase)/sizeof(aCase[0]); i++) n += nModes(&aCase[i]);
+  return n;
+}
 
 /*************************************************************************
 ** Time, messages, small helpers.
@@ -583,6 +603,7 @@ int main(int argc, char **argv){
   }
   printf("SQLite %s, extension %s\n", sqlite3_libversion(), zExt);
   printf("cases: %d\n", (int)(sizeof(aCase)/sizeof(aCase[0])));
+  printf("runs: %d\n", nModeRuns());
   {
     /* The extension uses sqlite3_is_interrupted() exactly where the
     ** running SQLite has it (3.41 and later). */
@@ -602,7 +623,7 @@ int main(int argc, char **argv){
   for(i=0; i<sizeof(aCase)/sizeof(aCase[0]); i++){
     const Case *pCase = &aCase[i];
     if( !wanted(pCase->zName, argc, argv) ) continue;
-    for(m=0; m<2; m++){
+    for(m=0; m<nModes(pCase); m++){
       char zWhy[3500];
       double ms = 0;
       double msDelay = DELAY_MS;
