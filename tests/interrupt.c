@@ -10,7 +10,8 @@
 **
 **   interrupt  a second thread calls sqlite3_interrupt();
 **   progress   the connection's progress handler (called every 1000 VM
-**              instructions) starts returning 1.
+**              instructions) starts returning 1 (not for the step where
+**              the readers are prepared: a prepare never calls it).
 **
 ** The moment is chosen with the extension's test hook (built with
 ** -DDS_TEST_HOOKS: the SQL function ds_test_hook() takes a pointer to a
@@ -117,12 +118,12 @@ static int keyStatsRehashes(void){
 #define OPENING 3
 
 static Case aCase[] = {
-  /* The hash strategies, in memory.  a and b have the same keys, a and c
-  ** none in common: probing then produces nothing, and only the join's
-  ** own check can stop it. */
   /* Planning: the readers are prepared then, and a prepare that sees
   ** the interrupt fails with SQLite's own SQLITE_INTERRUPT. */
   { "join.bhf.plan", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "plan", 0, OPENING },
+  /* The hash strategies, in memory.  a and b have the same keys, a and c
+  ** none in common: probing then produces nothing, and only the join's
+  ** own check can stop it. */
   { "join.bhf.build", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "build", 0, OURS },
   { "join.bhf.table", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "hash table", 0, OURS },
   { "join.bhf.probe", "ds_join_hint", 0, J("BROADCAST_HASH_FIRST"), "probe", 0, OUTPUT },
