@@ -287,6 +287,11 @@ int dsSpillWrite(DsSpill *p, const DsRow *pRow);
 int dsSpillRewind(DsSpill *p);
 int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow);
 void dsSpillClose(DsSpill *p);
+/* Written from a worker thread: detached first, attached again after. */
+int dsSpillDetach(DsSpill *p);
+int dsSpillWriteDetached(DsSpill *p, const DsRow *pRow);
+int dsSpillFlushDetached(DsSpill *p);
+int dsSpillAttach(DsSpill *p, int rc);
 i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */

@@ -103,7 +103,6 @@ struct DsSortJob {
   int (*xCheck)(DsSortJob *);  /* checks for an interrupt, or NULL */
   DsOp *pOp;              /* for xCheck */
   atomic_int bAbort;      /* stop as soon as possible */
-  atomic_int bDone;       /* the job has finished */
   int rc;                 /* SQLITE_OK, or why the job stopped */
   int rcStop;             /* the error of xCheck that stopped it, or 0 */
   int nMaxWidth;          /* bits per radix digit, at most */
@@ -322,12 +321,6 @@ static void dsSortJobRun(DsSortJob *pJob){
     ** the caller set bAbort for an interrupt. */
     pJob->rc = pJob->rcStop ? pJob->rcStop : SQLITE_INTERRUPT;
   }
-  atomic_store(&pJob->bDone, 1);
-}
-
-static void *dsSortJobThread(void *pArg){
-  dsSortJobRun((DsSortJob *)pArg);
-  return 0;
 }
 
 /* Set up a job over the n entries of a (room for nAlloc): allocates the
@@ -342,7 +335,6 @@ static int dsSortJobInit(DsSortJob *pJob, DsOp *pOp, DsSortEntry *a, i64 n,
   pJob->pOp = pOp;
   pJob->xCheck = dsSortJobCheckOp;
   atomic_init(&pJob->bAbort, 0);
-  atomic_init(&pJob->bDone, 0);
   if( n<2 ) return SQLITE_OK;
   pJob->nMaxWidth = n>=DS_RADIX_WIDE_ROWS
                     && pOp->pConn->nMemLimit>=DS_RADIX_WIDE_LIMIT ? 11 : 8;
@@ -376,32 +368,22 @@ static int dsSortJobFinish(DsSortJob *pJob, DsOp *pOp, DsSortEntry **paOut){
   return pJob->rc;
 }
 
-/*
-** Sort the n entries of a (room for nAlloc) by prefix, then by the full
-** comparison, here and now.  *paOut gets the sorted array, with room for
-** nAlloc entries.
-*/
-static int dsSortEntries(DsOp *pOp, DsSortEntry *a, i64 n, i64 nAlloc,
-                         int eOrder, int bTies, DsSortEntry **paOut){
-  DsSortJob job;
-  int rc = dsSortJobInit(&job, pOp, a, n, nAlloc, eOrder, bTies);
-  *paOut = a;
-  dsOpStep(pOp, "radix sort");
-  if( rc!=SQLITE_OK ) return rc;
-  dsSortJobRun(&job);
-  return dsSortJobFinish(&job, pOp, paOut);
-}
-
 /*************************************************************************
 ** The sorter.
 **
-** Rows are gathered in an arena with an array of (prefix, row) entries.
-** While everything fits in the budget, the array is sorted once and the
-** rows are handed out from it.  When the budget runs out, the rows so far
-** are sorted and written to a spill file as a sorted run, and gathering
-** starts again; at the end, the runs are merged with a binary heap, in
+** Rows are gathered in an arena with an array of (prefix, row) entries,
+** a buffer (DsRunBuf); a sorter has two.  The first quarter of the budget
+** is held in one while the second is gathered in the other: if the input
+** ends within half the budget, both are sorted (each on a worker thread
+** when threads allow, DsRunTask) and handed out merged.  Past half, both
+** become sorted runs in spill files, and from then on each quarter
+** gathered is sorted and written by a worker while the caller gathers
+** the next in the other buffer: the caller takes the run back when that
+** one is full.  At the end, the runs are merged with a binary heap, in
 ** intermediate passes first if there are more runs than the budget has
-** read buffers for.
+** read buffers for.  Without threads the same tasks run on the caller at
+** the same points, and what they hold is given back at the same points:
+** runs, spills and the peak of memory do not depend on threads.
 */
 
 /* Entries ahead of the one being read whose row is fetched into the
@@ -446,26 +428,59 @@ struct DsRunInfo {
   int iLevel;             /* merges behind it (0: written by a flush) */
 };
 
-struct DsSorter {
-  DsOp *pOp;
-  int eOrder;
-  DsArena arena;          /* rows gathered in memory */
-  i64 nGatherWidest;      /* the widest of them (dsRowRoom()) */
-  i64 nWidest;            /* the widest row of all */
+/* Rows gathered for one run: their arena and their entries. */
+typedef struct DsRunBuf DsRunBuf;
+struct DsRunBuf {
+  DsArena arena;          /* the rows */
+  i64 nWidest;            /* the widest of them (dsRowRoom()) */
   DsSortEntry *aEntry;    /* their entries (sorted once gathering ends) */
   i64 nEntry;
   i64 nAlloc;
-  i64 iNext;              /* next entry to hand out (in-memory case) */
-  int bTies;              /* a row gathered has an inexact prefix */
+  int bTies;              /* a row has an inexact prefix */
+};
+
+/*
+** The work on one buffer of rows: its entries sorted (the job) and, when
+** pRun is set, its rows written to pRun in that order: on a worker thread
+** while the caller goes on, or on the caller's thread.  Like the job it
+** allocates and frees nothing and calls SQLite only through the job's
+** check, so it is safe on any thread; what it leaves (the spare entry
+** array, the file's bytes and failure) is taken back on the caller's
+** thread by dsRunTaskCollect(), where the budget and the statistics are
+** kept, at the same point whether a thread ran it or not.
+*/
+typedef struct DsRunTask DsRunTask;
+struct DsRunTask {
+  DsSortJob job;
+  DsSpill *pRun;          /* the file to write, detached; or NULL */
+  int rcWrite;            /* how the writing ended */
+  atomic_int bDone;       /* the task has finished */
+  pthread_t thread;
+  int bThread;            /* it runs on a worker, not yet joined */
+  int bActive;            /* started, not yet collected */
+};
+
+/* What DsSorter.h holds. */
+#define DS_HELD_NONE    0   /* nothing: it is empty */
+#define DS_HELD_WAITING 1   /* rows gathered before any run was written */
+#define DS_HELD_WRITING 2   /* a run, being written by aTask[1] */
+
+struct DsSorter {
+  DsOp *pOp;
+  int eOrder;
+  DsRunBuf g;             /* the rows being gathered */
+  DsRunBuf h;             /* rows gathered before them (eHeld) */
+  int eHeld;              /* DS_HELD_*: what h is */
+  DsSpill *pHeldRun;      /* h's run (DS_HELD_WRITING) */
+  i64 nWidest;            /* the widest row of all */
+  i64 aiNext[2];          /* next entry of g and of h to hand out (in
+                          ** memory: both are merged if h has rows) */
   DsSpill **apRun;        /* sorted runs on disk, oldest first */
   DsRunInfo *aRunInfo;    /* what the merge policy knows of each */
   int nRun;
   int nRunAlloc;
   DsMerger merge;         /* merging the runs (on-disk case) */
-  DsSortJob job;          /* the in-memory sort */
-  int bJob;               /* job not finished: it holds the spare array */
-  pthread_t thread;
-  int bThread;            /* the worker is running or not yet joined */
+  DsRunTask aTask[2];     /* sorting g; sorting (and writing) h */
 };
 
 /* Does heap entry a come after b? */
@@ -672,6 +687,44 @@ static int dsSorterAddRun(DsSorter *p, DsSpill *pRun, int iLevel,
 
 static int dsSorterMergePass(DsSorter *p, int iFirst, int n);
 
+/* Empty buffer b, keeping its entry array and a chunk for the next rows. */
+static void dsRunBufReset(DsRunBuf *b){
+  b->nEntry = 0;
+  b->bTies = 0;
+  b->nWidest = 0;
+  dsArenaReset(&b->arena);
+}
+
+/* Empty buffer b and give back all it holds. */
+static void dsRunBufClear(DsSorter *p, DsRunBuf *b){
+  dsRunBufReset(b);
+  dsFree(&p->pOp->mem, b->aEntry);
+  b->aEntry = 0;
+  b->nAlloc = 0;
+  dsArenaClear(&b->arena);
+}
+
+/*
+** The bytes buffer b holds or will hold: its rows, its entry array, and,
+** once it has rows, the second array sorting them needs.
+*/
+static i64 dsRunBufOwn(const DsRunBuf *b){
+  i64 nArray = b->nAlloc * (i64)sizeof(DsSortEntry);
+  return b->arena.nByte + (b->nEntry>0 ? 2*nArray : nArray);
+}
+
+/* Is a merge pass due now (dsSorterMergeLevels)? */
+static int dsSorterMergeDue(const DsSorter *p){
+  int nFan, nCap, iFirst;
+  if( p->nRun<2 ) return 0;
+  nFan = dsMergeFanIn(p, p->nRun);
+  nCap = nFan*2 > 64 ? nFan*2 : 64;
+  iFirst = p->nRun - nFan;
+  if( iFirst<0 ) return 0;
+  return p->aRunInfo[iFirst].iLevel==p->aRunInfo[p->nRun-1].iLevel
+      || p->nRun>=nCap;
+}
+
 /*
 ** Merge runs while gathering, as a counter in base nFan: the newest nFan
 ** runs are merged into one as soon as they are all of one level (have
@@ -682,60 +735,247 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n);
 ** runs / nFan bytes written, quadratic in the input.  A cap on the runs
 ** kept open (far above what the levels reach for any input that fits on
 ** a disk) still keeps the files open below the usual limit of 1024.
+** Called with no rows gathered or held: the merge's read buffers take
+** the room they had, which is given back first.
 */
 static int dsSorterMergeLevels(DsSorter *p){
   int rc = SQLITE_OK;
-  while( rc==SQLITE_OK && p->nRun>=2 ){
+  assert( p->g.nEntry==0 && p->eHeld==DS_HELD_NONE );
+  while( rc==SQLITE_OK && dsSorterMergeDue(p) ){
     int nFan = dsMergeFanIn(p, p->nRun);
-    int nCap = nFan*2 > 64 ? nFan*2 : 64;
-    int iFirst = p->nRun - nFan;
-    if( iFirst<0 ) break;
-    if( p->aRunInfo[iFirst].iLevel!=p->aRunInfo[p->nRun-1].iLevel
-     && p->nRun<nCap ){
-      break;
-    }
-    /* The merge's read buffers take the room the gathered rows had: give
-    ** back their arena and entry array first. */
-    dsFree(&p->pOp->mem, p->aEntry);
-    p->aEntry = 0;
-    p->nAlloc = 0;
-    dsArenaClear(&p->arena);
-    rc = dsSorterMergePass(p, iFirst, nFan);
+    dsRunBufClear(p, &p->g);
+    dsRunBufClear(p, &p->h);
+    rc = dsSorterMergePass(p, p->nRun - nFan, nFan);
   }
   return rc;
 }
 
-/* Sort the rows gathered so far and write them out as a run. */
-static int dsSorterFlushRun(DsSorter *p){
-  DsSpill *pRun = 0;
+/* May this sorter's tasks run on worker threads? */
+static int dsSorterThreads(const DsSorter *p){
+  return p->pOp->pConn->nThread>1;
+}
+
+/* Write the sorted entries of t's job to its file, in order. */
+static int dsRunTaskWrite(DsRunTask *t){
+  DsSortJob *pJob = &t->job;
+  const DsSortEntry *a = pJob->aResult;
   i64 i;
-  int rc = dsSortEntries(p->pOp, p->aEntry, p->nEntry, p->nAlloc, p->eOrder,
-                         p->bTies, &p->aEntry);
-  dsOpStep(p->pOp, "write run");
-  if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pRun);
-  for(i=0; rc==SQLITE_OK && i<p->nEntry; i++){
+  for(i=0; i<pJob->n; i++){
+    int rc;
     /* In key order the rows are all over the arena: fetch ahead. */
-    if( i + DS_SORT_AHEAD < p->nEntry ){
-      __builtin_prefetch(p->aEntry[i + DS_SORT_AHEAD].pRow);
+    if( i + DS_SORT_AHEAD < pJob->n ){
+      __builtin_prefetch(a[i + DS_SORT_AHEAD].pRow);
     }
-    rc = dsSpillWrite(pRun, p->aEntry[i].pRow);
+    if( dsSortJobStop(pJob, i) ){
+      return pJob->rcStop ? pJob->rcStop : SQLITE_INTERRUPT;
+    }
+    rc = dsSpillWriteDetached(t->pRun, a[i].pRow);
+    if( rc!=SQLITE_OK ) return rc;
   }
+  return dsSpillFlushDetached(t->pRun);
+}
+
+static void dsRunTaskRun(DsRunTask *t){
+  dsSortJobRun(&t->job);
+  if( t->job.rc==SQLITE_OK && t->pRun ) t->rcWrite = dsRunTaskWrite(t);
+  atomic_store(&t->bDone, 1);
+}
+
+static void *dsRunTaskThread(void *pArg){
+  dsRunTaskRun((DsRunTask *)pArg);
+  return 0;
+}
+
+static int dsRunTaskCollect(DsSorter *p, DsRunTask *t, DsRunBuf *b,
+                            const char *zStep);
+
+/*
+** Start task t on buffer b: sort its entries and, if pRun is not NULL,
+** write its rows to pRun.  On a worker thread if bThread (and one can be
+** started), else here and now; either way what the budget sees is the
+** same: the second entry array and the file's buffer are allocated here,
+** and given back when t is collected.  On an error, that of starting or
+** of the task run here, nothing is left to collect.
+*/
+static int dsRunTaskStart(DsSorter *p, DsRunTask *t, DsRunBuf *b,
+                          DsSpill *pRun, int bThread){
+  DsOp *pOp = p->pOp;
+  int rc = dsSortJobInit(&t->job, pOp, b->aEntry, b->nEntry, b->nAlloc,
+                         p->eOrder, b->bTies);
+  if( rc==SQLITE_OK && pRun ){
+    rc = dsSpillDetach(pRun);
+    if( rc!=SQLITE_OK ) dsSortJobFinish(&t->job, pOp, &b->aEntry);
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  t->pRun = pRun;
+  t->rcWrite = SQLITE_OK;
+  atomic_init(&t->bDone, 0);
+  t->bActive = 1;
+  t->bThread = 0;
+  if( bThread ){
+    /* The worker must not step statements of the connection: it reads
+    ** the interrupt flag where SQLite has sqlite3_is_interrupted(). */
+    t->job.xCheck = pOp->pConn->xIsInterrupted ? dsSortJobCheckFlag : 0;
+    if( pthread_create(&t->thread, 0, dsRunTaskThread, t)==0 ){
+      t->bThread = 1;
+      return SQLITE_OK;
+    }
+    t->job.xCheck = dsSortJobCheckOp;
+  }
+  dsRunTaskRun(t);
+  /* Stopped here: the error is the answer now, and nothing is left. */
+  if( t->job.rc!=SQLITE_OK || t->rcWrite!=SQLITE_OK ){
+    return dsRunTaskCollect(p, t, b, 0);
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Finish task t, started on buffer b: wait for its worker, if it has one
+** (the operator's step is then zStep), noticing meanwhile an interrupt
+** of the connection or a progress handler that says stop, and stopping
+** the worker then; take back the spare entry array (b->aEntry gets the
+** sorted one) and the file.  The task's error, or the interrupt's.
+*/
+static int dsRunTaskCollect(DsSorter *p, DsRunTask *t, DsRunBuf *b,
+                            const char *zStep){
+  DsOp *pOp = p->pOp;
+  int rcCheck = SQLITE_OK;
+  int rc;
+  if( !t->bActive ) return SQLITE_OK;
+  if( t->bThread ){
+    /* Checked at least once, were the worker done already: a stop asked
+    ** for while it worked is answered here, in its step. */
+    dsOpStep(pOp, zStep);
+    for(;;){
+      if( rcCheck==SQLITE_OK
+       && (rcCheck = dsOpCheckInterrupt(pOp))!=SQLITE_OK ){
+        atomic_store(&t->job.bAbort, 1);
+      }
+      if( atomic_load(&t->bDone) ) break;
+      {
+        struct timespec ts = { 0, 200000 };   /* 0.2 ms */
+        nanosleep(&ts, 0);
+      }
+    }
+    pthread_join(t->thread, 0);
+    t->bThread = 0;
+  }
+  t->bActive = 0;
+  rc = dsSortJobFinish(&t->job, pOp, &b->aEntry);
+  if( t->pRun ){
+    int rcWrite = dsSpillAttach(t->pRun, t->rcWrite);
+    if( rc==SQLITE_OK ) rc = rcWrite;
+  }
+  /* A check that failed is the answer, even if the worker was done
+  ** before it saw bAbort. */
+  return rcCheck!=SQLITE_OK ? rcCheck : rc;
+}
+
+/* Stop task t, started on buffer b, and forget its result (closing). */
+static void dsRunTaskAbandon(DsSorter *p, DsRunTask *t, DsRunBuf *b){
+  if( t->bThread ){
+    atomic_store(&t->job.bAbort, 1);
+    pthread_join(t->thread, 0);
+    t->bThread = 0;
+  }
+  if( t->bActive ){
+    t->bActive = 0;
+    dsSortJobFinish(&t->job, p->pOp, &b->aEntry);
+    if( t->pRun ) dsSpillAttach(t->pRun, SQLITE_OK);
+  }
+}
+
+/* pRun, written (rc says how), becomes a run of level 0 whose widest row
+** is nWidest; or is closed, on an error. */
+static int dsSorterSealRun(DsSorter *p, DsSpill *pRun, int rc, i64 nWidest){
   /* Sealed: a run waiting to be merged holds no write buffer (with a
   ** buffer each, the waiting runs alone could pass the budget). */
   if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);
-  if( rc==SQLITE_OK ){
-    rc = dsSorterAddRun(p, pRun, 0, p->nGatherWidest);
-  }else{
-    dsSpillClose(pRun);
-  }
-  p->nEntry = 0;
-  p->bTies = 0;
-  p->nGatherWidest = 0;
-  dsArenaReset(&p->arena);
-  if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
+  if( rc==SQLITE_OK ) return dsSorterAddRun(p, pRun, 0, nWidest);
+  dsSpillClose(pRun);
   return rc;
 }
 
+/*
+** Sort the rows gathered in g and write them out, here, as a run; empty
+** g.  The run is added to the others after bMergeFirst merge passes that
+** are due (dsSorterMergeLevels()): they merge the newest runs, which it
+** must not be one of, being a level below them.
+*/
+static int dsSorterWriteNow(DsSorter *p, int bMergeFirst){
+  DsSpill *pRun = 0;
+  i64 nWidest = p->g.nWidest;
+  int rc;
+  dsOpStep(p->pOp, "write run");
+  rc = dsSpillOpen(p->pOp, &pRun);
+  if( rc==SQLITE_OK ) rc = dsRunTaskStart(p, &p->aTask[0], &p->g, pRun, 0);
+  if( rc==SQLITE_OK ) rc = dsRunTaskCollect(p, &p->aTask[0], &p->g, 0);
+  if( rc==SQLITE_OK ) rc = dsSpillRewind(pRun);    /* sealed */
+  dsRunBufReset(&p->g);
+  if( rc==SQLITE_OK && bMergeFirst ) rc = dsSorterMergeLevels(p);
+  if( rc!=SQLITE_OK ){
+    dsSpillClose(pRun);
+    return rc;
+  }
+  return dsSorterAddRun(p, pRun, 0, nWidest);
+}
+
+/* Swap g and h: the rows gathered are held, and gathering goes on in the
+** emptied buffer (its entry array and a chunk kept from its last use). */
+static void dsSorterHold(DsSorter *p){
+  DsRunBuf tmp = p->h;
+  assert( p->eHeld==DS_HELD_NONE && p->h.nEntry==0 );
+  p->h = p->g;
+  p->g = tmp;
+  p->eHeld = DS_HELD_WAITING;
+}
+
+/* Start writing the rows held in h as a run, on a worker (here, without
+** threads).  On an error h stays as it was. */
+static int dsSorterWriteHeld(DsSorter *p){
+  int bThread = dsSorterThreads(p);
+  int rc = dsSpillOpen(p->pOp, &p->pHeldRun);
+  assert( p->eHeld==DS_HELD_WAITING );
+  if( rc==SQLITE_OK ){
+    if( !bThread ) dsOpStep(p->pOp, "write run");
+    rc = dsRunTaskStart(p, &p->aTask[1], &p->h, p->pHeldRun, bThread);
+  }
+  if( rc!=SQLITE_OK ){
+    dsSpillClose(p->pHeldRun);
+    p->pHeldRun = 0;
+    return rc;
+  }
+  p->eHeld = DS_HELD_WRITING;
+  return SQLITE_OK;
+}
+
+/* Finish the run being written from h, if one is, and empty h. */
+static int dsSorterCollectHeld(DsSorter *p){
+  int rc;
+  if( p->eHeld!=DS_HELD_WRITING ) return SQLITE_OK;
+  rc = dsRunTaskCollect(p, &p->aTask[1], &p->h, "write run (worker)");
+  rc = dsSorterSealRun(p, p->pHeldRun, rc, p->h.nWidest);
+  p->pHeldRun = 0;
+  p->eHeld = DS_HELD_NONE;
+  dsRunBufReset(&p->h);
+  return rc;
+}
+
+/*
+** The rows held and those gathered since do not fit in memory together:
+** both become runs, h written by a worker (here, without threads) while
+** g is written here.
+*/
+static int dsSorterSpillBoth(DsSorter *p){
+  int rc = dsSorterWriteHeld(p);
+  int rc2;
+  if( rc==SQLITE_OK && p->g.nEntry>0 ) rc = dsSorterWriteNow(p, 0);
+  rc2 = dsSorterCollectHeld(p);
+  if( rc==SQLITE_OK ) rc = rc2;
+  if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
+  return rc;
+}
 /*
 ** Merge the n runs from apRun[iFirst] on into one, which takes their
 ** place, a level above the highest of them.  The order of the runs
@@ -780,10 +1020,23 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
 }
 
 /*
-** Is it time to write the rows gathered so far as a run?  A sorter holds
-** at most half the budget (an operator may run two at once: a merge join
-** sorts both sides, and the first keeps its rows while the second reads),
-** counting the second entry array that sorting needs; less when the
+** Is it time to stop gathering into g?  A sorter holds at most half the
+** budget (an operator may run two at once: a merge join sorts both
+** sides, and the first keeps its rows while the second reads), counting
+** the second entry array that sorting needs, and its two buffers share
+** that half:
+**
+**   - before any run is written, the first quarter is held (h) and a
+**     second gathered (g): if the input ends within the half, both stay
+**     in memory; if not, both become runs;
+**   - after, each buffer is a quarter, and one is written by a worker
+**     while the other gathers.
+**
+** So runs are a quarter of the budget, and with threads the writing of
+** one overlaps the reading of the next.  Without threads the runs and
+** the memory they hold at every moment are the same (the rows of the
+** run just written are kept until the next is full), so that the
+** statistics are the same for every value of threads.  Less when the
 ** connection as a whole is over its limit, but never so little that runs
 ** become tiny: a run is never cut below DS_MIN_RUN bytes, or a budget of
 ** a few hundred bytes would make a spill file of every row (a spill
@@ -793,10 +1046,11 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
 
 static int dsSorterFull(const DsSorter *p){
   const DsConn *pConn = p->pOp->pConn;
-  i64 nSort = p->nAlloc * (i64)sizeof(DsSortEntry);  /* what sorting adds */
-  i64 nOwn = p->arena.nByte + p->nAlloc * (i64)sizeof(DsSortEntry) + nSort;
+  i64 nSort = p->g.nAlloc * (i64)sizeof(DsSortEntry); /* what sorting adds */
+  i64 nOwn = p->g.arena.nByte + p->g.nAlloc * (i64)sizeof(DsSortEntry) + nSort;
   if( nOwn <= DS_MIN_RUN ) return 0;
-  if( nOwn > pConn->nMemLimit/2 ) return 1;
+  if( nOwn + dsRunBufOwn(&p->h) > pConn->nMemLimit/2 ) return 1;
+  if( p->eHeld!=DS_HELD_WAITING && nOwn > pConn->nMemLimit/4 ) return 1;
   return pConn->nMemUsed + nSort > pConn->nMemLimit
       && nOwn > pConn->nMemLimit/16;
 }
@@ -811,9 +1065,9 @@ static int dsSorterFull(const DsSorter *p){
 */
 static int dsSorterGrowthWouldExceed(const DsSorter *p, i64 nNew){
   const DsConn *pConn = p->pOp->pConn;
-  i64 nMore = (nNew - p->nAlloc) * 2 * (i64)sizeof(DsSortEntry);
-  if( p->nEntry==0 || p->arena.nByte<=DS_MIN_RUN ) return 0;
-  return pConn->nMemUsed + p->nAlloc*(i64)sizeof(DsSortEntry) + nMore
+  i64 nMore = (nNew - p->g.nAlloc) * 2 * (i64)sizeof(DsSortEntry);
+  if( p->g.nEntry==0 || p->g.arena.nByte<=DS_MIN_RUN ) return 0;
+  return pConn->nMemUsed + p->g.nAlloc*(i64)sizeof(DsSortEntry) + nMore
            > pConn->nMemLimit;
 }
 
@@ -833,8 +1087,32 @@ static i64 dsSorterFirstAlloc(const DsOp *pOp){
 /* Note the width of a row gathered. */
 static void dsSorterCountWidth(DsSorter *p, const DsRow *pRow){
   i64 n = dsRowRoom(&p->pOp->mem, pRow->nData);
-  if( n > p->nGatherWidest ) p->nGatherWidest = n;
+  if( n > p->g.nWidest ) p->g.nWidest = n;
   if( n > p->nWidest ) p->nWidest = n;
+}
+
+/*
+** Gathering into g must stop (dsSorterFull): hold the rows if no run
+** was written yet; else finish the run being written, and hand these to
+** a worker to write, or, when a merge pass is due, which needs the room
+** the rows take, write them here and merge.
+*/
+static int dsSorterRunFull(DsSorter *p){
+  int rc;
+  if( p->eHeld==DS_HELD_WAITING ) return dsSorterSpillBoth(p);
+  if( p->nRun==0 && p->eHeld==DS_HELD_NONE ){
+    dsSorterHold(p);
+    return SQLITE_OK;
+  }
+  rc = dsSorterCollectHeld(p);
+  if( rc!=SQLITE_OK ) return rc;
+  if( dsSorterMergeDue(p) ){
+    rc = dsSorterWriteNow(p, 1);
+    if( rc==SQLITE_OK ) rc = dsSorterMergeLevels(p);
+    return rc;
+  }
+  dsSorterHold(p);
+  return dsSorterWriteHeld(p);
 }
 
 /* Gather every row of pSrc, spilling sorted runs past the budget. */
@@ -842,44 +1120,45 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
   DsRow *aRow[DS_BATCH];
   dsOpStep(p->pOp, "sort input");
   for(;;){
+    DsRunBuf *g = &p->g;
     int i, n;
     /* A batch at a time: no more than the room left in the entry array,
     ** nor than 1/256 of the budget, so that a sorter goes little past
     ** being full before it notices. */
     int nMax = DS_BATCH;
     int rc;
-    if( p->nEntry==p->nAlloc ){
-      i64 nNew = p->nAlloc ? p->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
+    if( g->nEntry==g->nAlloc ){
+      i64 nNew = g->nAlloc ? g->nAlloc*2 : dsSorterFirstAlloc(p->pOp);
       DsSortEntry *aNew;
       if( dsSorterGrowthWouldExceed(p, nNew) ){
         /* Doubling the array now would take the connection past its
-        ** limit in one step, before any check: write a run instead. */
-        rc = dsSorterFlushRun(p);
+        ** limit in one step, before any check: stop gathering here. */
+        rc = dsSorterRunFull(p);
         if( rc!=SQLITE_OK ) return rc;
         dsOpStep(p->pOp, "sort input");
         continue;
       }
-      aNew = dsRealloc(&p->pOp->mem, p->aEntry,
+      aNew = dsRealloc(&p->pOp->mem, g->aEntry,
                        nNew * (i64)sizeof(DsSortEntry));
       if( aNew==0 ) return SQLITE_NOMEM;
-      p->aEntry = aNew;
-      p->nAlloc = nNew;
+      g->aEntry = aNew;
+      g->nAlloc = nNew;
     }
-    if( nMax > p->nAlloc - p->nEntry ) nMax = (int)(p->nAlloc - p->nEntry);
-    rc = dsSourceBatch(pSrc, &p->arena, aRow, nMax,
-                       p->arena.nByte + p->pOp->pConn->nMemLimit/256, 0, &n);
+    if( nMax > g->nAlloc - g->nEntry ) nMax = (int)(g->nAlloc - g->nEntry);
+    rc = dsSourceBatch(pSrc, &g->arena, aRow, nMax,
+                       g->arena.nByte + p->pOp->pConn->nMemLimit/256, 0, &n);
     if( rc!=SQLITE_OK ) return rc;
     if( n==0 ) return SQLITE_OK;
     for(i=0; i<n; i++){
       int bExact;
-      p->aEntry[p->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder, &bExact);
-      p->aEntry[p->nEntry].pRow = aRow[i];
-      p->nEntry++;
+      g->aEntry[g->nEntry].prefix = dsSortPrefix(aRow[i], p->eOrder, &bExact);
+      g->aEntry[g->nEntry].pRow = aRow[i];
+      g->nEntry++;
       dsSorterCountWidth(p, aRow[i]);
-      if( !bExact ) p->bTies = 1;
+      if( !bExact ) g->bTies = 1;
     }
     if( dsSorterFull(p) ){
-      rc = dsSorterFlushRun(p);
+      rc = dsSorterRunFull(p);
       if( rc!=SQLITE_OK ) return rc;
       dsOpStep(p->pOp, "sort input");
     }
@@ -887,11 +1166,12 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
 }
 
 /*
-** Sort the gathered entries on a worker thread, if the connection allows
-** threads and there are enough of them to be worth it; else here.
+** Sort the rows in memory: those gathered and those held, each buffer on
+** a worker thread if the connection allows threads and it has enough
+** rows to be worth it; else here.
 **
-** Either way the job is finished, and the array the sorted entries did
-** not end in freed, only at the first dsSorterNext(): a worker sorts
+** Either way the tasks are finished, and the arrays the sorted entries
+** did not end in freed, only at the first dsSorterNext(): a worker sorts
 ** while the caller goes on (to read the other side of a merge join), and
 ** the array it sorts into is held meanwhile.  Held just as long without
 ** the worker, the budget's account is the same whether a thread sorted
@@ -899,66 +1179,30 @@ static int dsSorterGather(DsSorter *p, DsSource *pSrc){
 ** ds_last_stats() reports, for every value of threads.
 */
 static int dsSorterSortMemory(DsSorter *p){
-  DsOp *pOp = p->pOp;
-  int rc = dsSortJobInit(&p->job, pOp, p->aEntry, p->nEntry, p->nAlloc,
-                         p->eOrder, p->bTies);
-  if( rc!=SQLITE_OK ) return rc;
-  dsOpStep(pOp, "radix sort");
-  p->bJob = 1;
-  if( pOp->pConn->nThread>1 && p->nEntry>=DS_THREAD_MIN_ROWS ){
-    /* The worker must not step statements of the connection: it reads
-    ** the interrupt flag where SQLite has sqlite3_is_interrupted(). */
-    p->job.xCheck = pOp->pConn->xIsInterrupted ? dsSortJobCheckFlag : 0;
-    if( pthread_create(&p->thread, 0, dsSortJobThread, &p->job)==0 ){
-      p->bThread = 1;
-      return SQLITE_OK;
-    }
-    p->job.xCheck = dsSortJobCheckOp;
+  int i, rc = SQLITE_OK;
+  dsOpStep(p->pOp, "radix sort");
+  for(i=0; i<2 && rc==SQLITE_OK; i++){
+    DsRunBuf *b = i ? &p->h : &p->g;
+    if( b->nEntry==0 ) continue;
+    rc = dsRunTaskStart(p, &p->aTask[i], b, 0,
+                        dsSorterThreads(p) && b->nEntry>=DS_THREAD_MIN_ROWS);
   }
-  dsSortJobRun(&p->job);
-  return p->job.rc;
+  return rc;
 }
 
 /*
-** Finish the in-memory sort: wait for the worker, if one sorts; while
-** waiting, notice an interrupt of the connection (or a progress handler
-** that says stop) and stop the worker then.
-*/
-static int dsSorterJoin(DsSorter *p){
-  int rc;
-  int rcCheck = SQLITE_OK;
-  if( !p->bJob ) return SQLITE_OK;
-  if( p->bThread ){
-    dsOpStep(p->pOp, "radix sort (worker)");
-    while( !atomic_load(&p->job.bDone) ){
-      struct timespec ts = { 0, 200000 };     /* 0.2 ms */
-      nanosleep(&ts, 0);
-      if( rcCheck==SQLITE_OK
-       && (rcCheck = dsOpCheckInterrupt(p->pOp))!=SQLITE_OK ){
-        atomic_store(&p->job.bAbort, 1);
-      }
-    }
-    pthread_join(p->thread, 0);
-    p->bThread = 0;
-  }
-  p->bJob = 0;
-  rc = dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
-  /* A check that failed is the answer, even if the worker was done
-  ** before it saw bAbort. */
-  return rcCheck!=SQLITE_OK ? rcCheck : rc;
-}
-
-/*
-** Can the rows gathered, all of them, stay in memory for the operator's
-** whole output?  Gathering stops at about half the budget; what stays
-** must leave two of its widest rows of room beside it, as a merge does
-** (dsSorterRoom()).  If not, the rows become a run of their own, read
-** back a row at a time: two 200 KB rows a side held under 1 MiB left a
-** merge join no room to cross them.
+** Can the rows gathered and held, all of them, stay in memory for the
+** operator's whole output?  Gathering stops at about half the budget;
+** what stays must leave two of its widest rows of room beside it, as a
+** merge does (dsSorterRoom()).  If not, the rows become runs of their
+** own, read back a row at a time: two 200 KB rows a side held under 1
+** MiB left a merge join no room to cross them.
 */
 static int dsSorterLeavesRoom(const DsSorter *p){
-  i64 nOwn = p->arena.nByte + 2 * p->nAlloc * (i64)sizeof(DsSortEntry);
-  return nOwn + 2*p->nGatherWidest <= p->pOp->pConn->nMemLimit/2;
+  i64 nOwn = p->g.arena.nByte + 2 * p->g.nAlloc * (i64)sizeof(DsSortEntry)
+           + dsRunBufOwn(&p->h);
+  i64 nWidest = p->g.nWidest > p->h.nWidest ? p->g.nWidest : p->h.nWidest;
+  return nOwn + 2*nWidest <= p->pOp->pConn->nMemLimit/2;
 }
 
 /*
@@ -980,8 +1224,30 @@ static int dsSorterMergeDown(DsSorter *p, int rc){
 }
 
 /*
+** The input is over and its rows will not stay in memory: every row
+** still in memory goes to a run (those gathered here while a worker
+** finishes the run before them), and the runs are merged down to those
+** the final merge reads at once.
+*/
+static int dsSorterEndRuns(DsSorter *p){
+  int rc, rc2;
+  if( p->eHeld==DS_HELD_WAITING ){
+    rc = dsSorterSpillBoth(p);
+  }else{
+    rc = p->g.nEntry>0 ? dsSorterWriteNow(p, 0) : SQLITE_OK;
+    rc2 = dsSorterCollectHeld(p);
+    if( rc==SQLITE_OK ) rc = rc2;
+  }
+  dsRunBufClear(p, &p->g);
+  dsRunBufClear(p, &p->h);
+  rc = dsSorterMergeDown(p, rc);
+  if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
+  return rc;
+}
+
+/*
 ** Sort every row of pSrc.  When the rows fit in the budget they are
-** sorted in memory (on a worker thread if ds_config('threads') allows,
+** sorted in memory (on worker threads if ds_config('threads') allows,
 ** while the caller goes on, say, to read the other side of a join); else
 ** they end up in sorted runs, merged down to as many as can be read at
 ** once.
@@ -995,18 +1261,14 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   memset(p, 0, sizeof(*p));
   p->pOp = pOp;
   p->eOrder = eOrder;
-  dsArenaInit(&p->arena, &pOp->mem);
+  dsArenaInit(&p->g.arena, &pOp->mem);
+  dsArenaInit(&p->h.arena, &pOp->mem);
   rc = dsSorterGather(p, pSrc);
-  if( rc==SQLITE_OK && p->nRun==0 && dsSorterLeavesRoom(p) ){
+  if( rc==SQLITE_OK && p->nRun==0 && p->eHeld!=DS_HELD_WRITING
+   && dsSorterLeavesRoom(p) ){
     rc = dsSorterSortMemory(p);
   }else if( rc==SQLITE_OK ){
-    if( p->nEntry>0 ) rc = dsSorterFlushRun(p);
-    dsFree(&pOp->mem, p->aEntry);
-    p->aEntry = 0;
-    p->nEntry = p->nAlloc = 0;
-    dsArenaClear(&p->arena);
-    rc = dsSorterMergeDown(p, rc);
-    if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
+    rc = dsSorterEndRuns(p);
   }
   if( rc!=SQLITE_OK ){
     dsSorterClose(p);
@@ -1016,18 +1278,54 @@ int dsSorterOpen(DsOp *pOp, DsSource *pSrc, int eOrder, DsSorter **ppSorter){
   return SQLITE_OK;
 }
 
+/*
+** Sorted in memory in two buffers, g and h: is the next entry of h to go
+** before that of g?  Their prefixes may have been refined within a run
+** of ties (dsRefinePrefixes), so they are compared afresh from the rows.
+*/
+static int dsSorterHeldFirst(const DsSorter *p, const DsRow *pG,
+                             const DsRow *pH){
+  int bExactG, bExactH;
+  u64 g = dsSortPrefix(pG, p->eOrder, &bExactG);
+  u64 h = dsSortPrefix(pH, p->eOrder, &bExactH);
+  if( g!=h ) return h < g;
+  if( bExactG && bExactH ) return 0;
+  return (p->eOrder==DS_ORDER_GROUP ? dsRowGroupCompare(pH, pG)
+                                    : dsRowKeyCompare(pH, pG)) < 0;
+}
+
+/* The next entry of buffer i (0: g, 1: h) sorted in memory, or NULL. */
+static DsRow *dsSorterPeek(DsSorter *p, int i){
+  const DsRunBuf *b = i ? &p->h : &p->g;
+  i64 k = p->aiNext[i];
+  if( k>=b->nEntry ) return 0;
+  if( k + DS_SORT_AHEAD < b->nEntry ){
+    __builtin_prefetch(b->aEntry[k + DS_SORT_AHEAD].pRow);
+  }
+  return b->aEntry[k].pRow;
+}
+
 /* The next row in order: SQLITE_ROW or SQLITE_DONE (or an error). */
 int dsSorterNext(DsSorter *p, DsRow **ppRow){
+  DsRow *pG, *pH;
   if( p->nRun ) return dsMergerNext(p, &p->merge, ppRow);
-  if( p->bJob ){
-    int rc = dsSorterJoin(p);
+  if( p->aTask[0].bActive || p->aTask[1].bActive ){
+    int rc = dsRunTaskCollect(p, &p->aTask[0], &p->g, "radix sort (worker)");
+    int rc2 = dsRunTaskCollect(p, &p->aTask[1], &p->h, "radix sort (worker)");
+    if( rc==SQLITE_OK ) rc = rc2;
     if( rc!=SQLITE_OK ) return rc;
   }
-  if( p->iNext>=p->nEntry ) return SQLITE_DONE;
-  if( p->iNext + DS_SORT_AHEAD < p->nEntry ){
-    __builtin_prefetch(p->aEntry[p->iNext + DS_SORT_AHEAD].pRow);
+  pG = dsSorterPeek(p, 0);
+  pH = p->h.nEntry ? dsSorterPeek(p, 1) : 0;
+  if( pH && (pG==0 || dsSorterHeldFirst(p, pG, pH)) ){
+    p->aiNext[1]++;
+    *ppRow = pH;
+  }else if( pG ){
+    p->aiNext[0]++;
+    *ppRow = pG;
+  }else{
+    return SQLITE_DONE;
   }
-  *ppRow = p->aEntry[p->iNext++].pRow;
   return SQLITE_ROW;
 }
 
@@ -1039,21 +1337,15 @@ i64 dsSorterWidest(const DsSorter *p){
 void dsSorterClose(DsSorter *p){
   if( p ){
     int i;
-    if( p->bThread ){
-      atomic_store(&p->job.bAbort, 1);
-      pthread_join(p->thread, 0);
-      p->bThread = 0;
-    }
-    if( p->bJob ){
-      p->bJob = 0;
-      dsSortJobFinish(&p->job, p->pOp, &p->aEntry);
-    }
+    dsRunTaskAbandon(p, &p->aTask[0], &p->g);
+    dsRunTaskAbandon(p, &p->aTask[1], &p->h);
+    dsSpillClose(p->pHeldRun);
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);
     dsFree(&p->pOp->mem, p->aRunInfo);
-    dsFree(&p->pOp->mem, p->aEntry);
-    dsArenaClear(&p->arena);
+    dsRunBufClear(p, &p->g);
+    dsRunBufClear(p, &p->h);
     sqlite3_free(p);
   }
 }

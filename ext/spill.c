@@ -29,6 +29,16 @@
 ** No statement is stepped while a spill file is written or read, so every
 ** row moved ticks the operator's interrupt check (interrupt.c): whatever
 ** loop moves rows through a file can be interrupted there.
+**
+** A file can also be written from a worker thread (sort.c writes its runs
+** on one while the caller gathers the next).  The worker must not touch
+** what the caller's thread owns (the budget, the statistics, the
+** operator's error and interrupt check), so the caller detaches the file
+** first (dsSpillDetach: its buffer is allocated then), the worker appends
+** with dsSpillWriteDetached(), which keeps the bytes written and a
+** failure's errno in the file itself, and the caller, once the worker is
+** done, attaches it again (dsSpillAttach): the bytes go to the statistics
+** and a failure becomes the error dsSpillWrite() would have given.
 */
 #include "dataset_int.h"
 
@@ -137,6 +147,9 @@ struct DsSpill {
   i64 iOff;               /* file offset of the next pwrite or pread */
   i64 nByte;              /* bytes written */
   i64 nRow;               /* rows written */
+  int bDetached;          /* written by a worker (dsSpillDetach) */
+  int errDetached;        /* the errno of a detached write that failed */
+  i64 nDetachedBytes;     /* bytes a detached writer put in the file */
 };
 
 /* Bytes of I/O buffer per file: DsOp.nSpillBuf when the operator sets it
@@ -208,11 +221,22 @@ static int dsSpillFlush(DsSpill *p){
     ssize_t n = dsSpillPwrite(p->fd, p->aBuf + i, (size_t)(p->nBuf - i),
                               p->iOff);
     if( n<0 && errno==EINTR ) continue;
-    if( n<=0 ) return dsSpillIoError(p, "write", n<0 ? errno : ENOSPC);
+    if( n<=0 ){
+      int err = n<0 ? errno : ENOSPC;
+      if( p->bDetached ){
+        p->errDetached = err;
+        return SQLITE_IOERR;
+      }
+      return dsSpillIoError(p, "write", err);
+    }
     i += (int)n;
     p->iOff += n;
   }
-  p->pOp->stats.nSpilled += p->nBuf;
+  if( p->bDetached ){
+    p->nDetachedBytes += p->nBuf;
+  }else{
+    p->pOp->stats.nSpilled += p->nBuf;
+  }
   p->nBuf = 0;
   return SQLITE_OK;
 }
@@ -289,20 +313,68 @@ static u32 dsSpillTicks(u32 nData){
   return DS_TICK_ROW + nData/64;
 }
 
+/* Append one row to the buffer, flushing it when full. */
+static int dsSpillPut(DsSpill *p, const DsRow *pRow){
+  assert( pRow->nKey<=pRow->nData );
+  assert( p->aBuf!=0 && !p->bReading );
+  p->nRow++;
+  p->nByte += (i64)DS_ROW_HDR + pRow->nData;
+  return dsSpillAppend(p, DS_ROW_IMAGE((DsRow *)pRow),
+                       (i64)DS_ROW_HDR + pRow->nData);
+}
+
 /* Append one row. */
 int dsSpillWrite(DsSpill *p, const DsRow *pRow){
   int rc;
-  assert( pRow->nKey<=pRow->nData );
+  assert( !p->bDetached );
   rc = dsOpTickN(p->pOp, dsSpillTicks(pRow->nData));
   if( rc!=SQLITE_OK ) return rc;
   if( p->aBuf==0 ){
     int rc = dsSpillBuffer(p);
     if( rc!=SQLITE_OK ) return rc;
   }
-  p->nRow++;
-  p->nByte += (i64)DS_ROW_HDR + pRow->nData;
-  return dsSpillAppend(p, DS_ROW_IMAGE((DsRow *)pRow),
-                       (i64)DS_ROW_HDR + pRow->nData);
+  return dsSpillPut(p, pRow);
+}
+
+/* On the caller's thread: make p, being written, ready for a worker to
+** go on writing it (see the top).  SQLITE_OK, or SQLITE_NOMEM for its
+** buffer, and then p stays attached. */
+int dsSpillDetach(DsSpill *p){
+  int rc = dsSpillBuffer(p);
+  assert( !p->bDetached && !p->bReading );
+  if( rc==SQLITE_OK ){
+    p->bDetached = 1;
+    p->errDetached = 0;
+    p->nDetachedBytes = 0;
+  }
+  return rc;
+}
+
+/* On any thread, p detached: append one row, without the interrupt
+** check (the worker does its own).  SQLITE_IOERR for a failed write,
+** its errno kept for dsSpillAttach(). */
+int dsSpillWriteDetached(DsSpill *p, const DsRow *pRow){
+  assert( p->bDetached );
+  return dsSpillPut(p, pRow);
+}
+
+/* On any thread, p detached: write out what the buffer holds. */
+int dsSpillFlushDetached(DsSpill *p){
+  assert( p->bDetached );
+  return p->nBuf>0 ? dsSpillFlush(p) : SQLITE_OK;
+}
+
+/* Back on the caller's thread, the worker done with p: count the bytes it
+** wrote, and turn its failure into the operator's error, as dsSpillWrite()
+** would have.  rc, the worker's result, is returned otherwise. */
+int dsSpillAttach(DsSpill *p, int rc){
+  int err = p->errDetached;
+  assert( p->bDetached );
+  p->pOp->stats.nSpilled += p->nDetachedBytes;
+  p->nDetachedBytes = 0;
+  p->errDetached = 0;
+  p->bDetached = 0;
+  return err ? dsSpillIoError(p, "write", err) : rc;
 }
 
 /* Finish writing (or reading) and go back to the first row.  The buffer

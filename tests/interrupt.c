@@ -85,7 +85,7 @@ struct Case {
   const char *zStep;      /* the step to stop it in */
   int nOccur;             /* stop at the n-th start of that step (0: 1st;
                           ** -1: the last resize of ds_key_stats) */
-  int eWho;               /* OURS, OUTPUT or AGG (below) */
+  int eWho;               /* OURS, OUTPUT, AGG, OPENING or HANDOFF */
 };
 
 /* Resizes of ds_key_stats's directory over N_ROWS distinct keys: the
@@ -116,6 +116,12 @@ static int keyStatsRehashes(void){
 ** see sqlite3_interrupt() but never call the progress handler: stopped
 ** by the interrupt alone. */
 #define OPENING 3
+/* HANDOFF: the caller taking back what a worker did (a sort run it
+** wrote), when the worker may be done already: the one check made there
+** sees sqlite3_interrupt() at once, but a progress handler is called only
+** every N VM instructions of checks, so that the next step answers it:
+** stopped by the interrupt alone. */
+#define HANDOFF 4
 
 static Case aCase[] = {
   /* Planning: the readers are prepared then, and a prepare that sees
@@ -163,6 +169,11 @@ static Case aCase[] = {
   { "join.sm.merge", "ds_join_hint", 0, J("REPARTITION_SORT_MERGE"), "merge join", 0, OUTPUT },
   { "join.sm.merge.nomatch", "ds_join_hint", 0, JC("REPARTITION_SORT_MERGE"), "merge join", 0, OURS },
   { "join.sm.run", "ds_join_hint", SMALL, J("REPARTITION_SORT_MERGE"), "write run", 0, OURS },
+  /* With threads, runs are written by a worker while the next is read:
+  ** the caller takes each back when the next is full. */
+  { "join.sm.run.worker", "ds_join_hint",
+    "SELECT ds_config('memory_limit', '4MB'), ds_config('threads', 2)",
+    J("REPARTITION_SORT_MERGE"), "write run (worker)", 0, HANDOFF },
   { "join.sm.passes", "ds_join_hint", TINY, J("REPARTITION_SORT_MERGE"), "merge runs", 0, OURS },
   { "join.sm.external", "ds_join_hint", SMALL, J("REPARTITION_SORT_MERGE"), "merge join", 0, OUTPUT },
   { "join.sm.external.nomatch", "ds_join_hint", SMALL, JC("REPARTITION_SORT_MERGE"), "merge join", 0, OURS },
@@ -208,7 +219,7 @@ static Case aCase[] = {
 
 /* The ways of stopping case pCase: both, or the interrupt alone. */
 static int nModes(const Case *pCase){
-  return pCase->eWho==OPENING ? 1 : 2;
+  return pCase->eWho==OPENING || pCase->eWho==HANDOFF ? 1 : 2;
 }
 
 /* The runs of every case, in each of its ways (all cases, GLOBs aside). */
