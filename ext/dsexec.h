@@ -292,6 +292,7 @@ int dsSpillDetach(DsSpill *p);
 int dsSpillWriteDetached(DsSpill *p, const DsRow *pRow);
 int dsSpillFlushDetached(DsSpill *p);
 int dsSpillAttach(DsSpill *p, int rc);
+void dsSpillForget(DsSpill *p);
 i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */

@@ -882,7 +882,7 @@ static void dsRunTaskAbandon(DsSorter *p, DsRunTask *t, DsRunBuf *b){
   if( t->bActive ){
     t->bActive = 0;
     dsSortJobFinish(&t->job, p->pOp, &b->aEntry);
-    if( t->pRun ) dsSpillAttach(t->pRun, SQLITE_OK);
+    dsSpillForget(t->pRun);
   }
 }
 

@@ -38,7 +38,9 @@
 ** with dsSpillWriteDetached(), which keeps the bytes written and a
 ** failure's errno in the file itself, and the caller, once the worker is
 ** done, attaches it again (dsSpillAttach): the bytes go to the statistics
-** and a failure becomes the error dsSpillWrite() would have given.
+** and a failure becomes the error dsSpillWrite() would have given; or,
+** when the statement is ending anyway, forgets what it kept
+** (dsSpillForget).
 */
 #include "dataset_int.h"
 
@@ -375,6 +377,18 @@ int dsSpillAttach(DsSpill *p, int rc){
   p->errDetached = 0;
   p->bDetached = 0;
   return err ? dsSpillIoError(p, "write", err) : rc;
+}
+
+/* The same when the statement is ending on another error, or was
+** stopped: nothing is counted or reported.  A failure kept here must not
+** become the operator's error, nor the connection's note of a spill
+** failure (DsConn.rcSpill), which the next statement's error would find. */
+void dsSpillForget(DsSpill *p){
+  if( p && p->bDetached ){
+    p->nDetachedBytes = 0;
+    p->errDetached = 0;
+    p->bDetached = 0;
+  }
 }
 
 /* Finish writing (or reading) and go back to the first row.  The buffer
