@@ -75,6 +75,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include <assert.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 

@@ -84,6 +84,9 @@ int dsRegisterReader(sqlite3 *db);
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);          /* rangeread.c */
+const char *dsThreadsRefused(DsConn *pConn);               /* rangeread.c */
+int dsCondInitTimed(pthread_cond_t *pCond);                 /* rangeread.c */
+void dsCondWaitMs(pthread_cond_t *pCond, pthread_mutex_t *pMutex, int nMs);
 int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                        int nKey, const int *aiKey, int nPay,
                        const int *aiPay, DsSource **ppSrc, char **pzErr);
@@ -298,6 +301,7 @@ i64 dsSpillBufferBytes(const DsOp *pOp);
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
+void dsSpillTestAhead(int bNoThread, int *pnWorker, int *pnCaller);
 #endif
 
 /*

@@ -617,13 +617,23 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
   return n;
 }
 
-/* May the probe side be probed by the threads reading it?  Only a
-** broadcast's, whose table is all in memory and will stay unchanged, and
-** from the side's first row. */
+/* Has a partition of this level gone to disk? */
+static int dsHashAnySpilled(const DsHashJoin *p){
+  int i;
+  for(i=0; i<DS_FANOUT; i++){
+    if( p->aPart[i].pBuildFile ) return 1;
+  }
+  return 0;
+}
+
+/* May the probe side be probed by the threads reading it?  Where the
+** table is all in memory and will stay unchanged while the side is read,
+** from its first row: a broadcast's probe side (read in rowid ranges), or
+** a task's probe file (read ahead by a worker: spill.c). */
 static int dsHashMayStage(const DsHashJoin *p){
   return p->pProbeSrc && p->pProbeSrc->xStaged && p->pProbeSrc->nRow==0
-      && p->pTask==0
-      && !p->bPartProbe && !p->bBnl && p->nSpilledParts==0 && p->ht.aPart;
+      && p->pProbeList==0
+      && !p->bPartProbe && !p->bBnl && !dsHashAnySpilled(p) && p->ht.aPart;
 }
 
 /* The next probe row of the threads' probe, with its span as its chain
@@ -656,6 +666,7 @@ static int dsHashNextStaged(DsHashJoin *p){
   /* The caller reads the build rows of the span: fetch those ahead. */
   if( p->iStaged + 8 < p->nStaged ){
     __builtin_prefetch(p->aStaged[p->iStaged + 8].pFrom);
+    __builtin_prefetch(p->aStaged[p->iStaged + 8].pRow);
   }
   pNext = &p->aStaged[p->iStaged++];
   p->pProbe = pNext->pRow;
@@ -850,6 +861,10 @@ static void dsTaskFree(DsTask *pTask){
 static int dsHashEndLevel(DsHashJoin *p){
   int i, rc = SQLITE_OK;
   dsHashTableFree(&p->ht);
+  /* The probe's batches go too: read ahead by a worker, a task's are not
+  ** the connection's, and the next task's decisions to spill must be the
+  ** same either way. */
+  dsArenaClear(&p->batchArena);
   dsBloomFree(&p->bloom, &p->pOp->mem);
   for(i=0; i<DS_FANOUT; i++){
     DsPart *pPart = &p->aPart[i];
@@ -1249,6 +1264,12 @@ static void dsHashClose(DsPairIter *pIter){
     DsMem *pMem = &p->pOp->mem;
     int i;
     dsHashReport(p);
+    /* A task's probe file read ahead by a worker that stages its rows
+    ** against the table: the worker stops first.  (A broadcast's probe
+    ** side, an input, was stopped by the join: dsOpStopSources.) */
+    if( p->bStaged && p->pTask && p->pProbeSrc && p->pProbeSrc->xStop ){
+      p->pProbeSrc->xStop(p->pProbeSrc);
+    }
     dsHashTableFree(&p->ht);
     dsBloomFree(&p->bloom, pMem);
     for(i=0; i<DS_FANOUT; i++){

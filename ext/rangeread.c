@@ -434,16 +434,39 @@ static void dsRangeRelease(DsRangeRead *p){
   pthread_mutex_unlock(&p->mutex);
 }
 
-/* Wait up to DS_RANGE_WAIT_MS on the filled condition (mutex held). */
-static void dsRangeWait(DsRangeRead *p){
+/*
+** A condition whose timed waits (dsCondWaitMs) run on the monotonic
+** clock: a clock set back must not delay the interrupt checks of a caller
+** waiting for a worker.  0 on success, as pthread_cond_init().  For every
+** worker of the extension's that a caller waits for (spill.c's too).
+*/
+int dsCondInitTimed(pthread_cond_t *pCond){
+  pthread_condattr_t attr;
+  int rc = pthread_condattr_init(&attr);
+  if( rc==0 ){
+    rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    if( rc==0 ) rc = pthread_cond_init(pCond, &attr);
+    pthread_condattr_destroy(&attr);
+  }
+  return rc;
+}
+
+/* Wait on pCond, made by dsCondInitTimed(), with pMutex held, for at most
+** nMs milliseconds. */
+void dsCondWaitMs(pthread_cond_t *pCond, pthread_mutex_t *pMutex, int nMs){
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_nsec += DS_RANGE_WAIT_MS * 1000000L;
+  ts.tv_nsec += nMs * 1000000L;
   if( ts.tv_nsec>=1000000000L ){
     ts.tv_sec++;
     ts.tv_nsec -= 1000000000L;
   }
-  pthread_cond_timedwait(&p->filled, &p->mutex, &ts);
+  pthread_cond_timedwait(pCond, pMutex, &ts);
+}
+
+/* Wait up to DS_RANGE_WAIT_MS on the filled condition (mutex held). */
+static void dsRangeWait(DsRangeRead *p){
+  dsCondWaitMs(&p->filled, &p->mutex, DS_RANGE_WAIT_MS);
 }
 
 /*
@@ -991,6 +1014,13 @@ static const char *dsRangeThreadsRefused(DsConn *pConn){
   return zWhy;
 }
 
+/* Why no worker of the extension's that allocates or uses SQLite may run
+** beside the caller, or NULL: threads is 1, or dsRangeThreadsRefused(). */
+const char *dsThreadsRefused(DsConn *pConn){
+  if( pConn->nThread<=1 ) return "threads is 1";
+  return dsRangeThreadsRefused(pConn);
+}
+
 /* Why the caller reads pIn itself, or NULL: it may be read in parallel,
 ** from the table described in *t. */
 static int dsRangeRefusal(DsConn *pConn, const DsInput *pIn, DsRangeTable *t,
@@ -1298,16 +1328,7 @@ static int dsRangeStart(DsRangeRead *p, const DsRangeTable *t,
   if( rc==SQLITE_OK ) rc = dsRangeAllocBatches(p, m);
   if( rc!=SQLITE_OK ) return rc;
   if( pthread_mutex_init(&p->mutex, 0)==0 ){
-    pthread_condattr_t attr;
-    int bFilled = 0;
-    /* The caller's timed waits run on the monotonic clock: a clock set
-    ** back must not delay its interrupt checks. */
-    if( pthread_condattr_init(&attr)==0 ){
-      bFilled = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)==0
-             && pthread_cond_init(&p->filled, &attr)==0;
-      pthread_condattr_destroy(&attr);
-    }
-    if( bFilled ){
+    if( dsCondInitTimed(&p->filled)==0 ){
       if( pthread_cond_init(&p->freed, 0)==0 ){
         p->bMutex = 1;
       }else{
@@ -1418,6 +1439,10 @@ static int dsRangeOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
   *pzWhy = sqlite3_mprintf("by the caller: %s", pConn->nThread<=1
                            ? "threads is 1" : "built without threads");
   return SQLITE_OK;
+}
+
+const char *dsThreadsRefused(DsConn *pConn){
+  return pConn->nThread<=1 ? "threads is 1" : "built without threads";
 }
 
 #endif /* DS_OMIT_THREADS */

@@ -158,6 +158,12 @@ static Case aCase[] = {
   { "join.rhs.partition", "ds_join_hint", SMALL, J("REPARTITION_HASH_SECOND"), "partition", 0, OURS },
   { "join.rhs.probe", "ds_join_hint", SMALL, JT("REPARTITION_HASH_SECOND", "FULL_OUTER"), "probe", 0, OUTPUT },
   { "join.bhs.spilled.probe.nomatch", "ds_join_hint", SMALL, JC("BROADCAST_HASH_SECOND"), "probe", 0, OURS },
+  /* With threads, a task's probe file is read ahead and probed by a
+  ** worker (spill.c): the 21st start of the probe, past the partitions
+  ** that stayed in memory, is a task's. */
+  { "join.rhs.task.worker", "ds_join_hint",
+    "SELECT ds_config('threads', 2), ds_config('memory_limit', '4MB')",
+    JT("REPARTITION_HASH_SECOND", "FULL_OUTER"), "probe", 20, OUTPUT },
   /* One key larger than memory: the block nested loop. */
   { "join.rhf.bnl", "ds_join_hint", TINY,
     "SELECT count(*) FROM ds_join_hint('one', 'few', 'k', 'k', "

@@ -218,6 +218,34 @@ proc json_value_sql {x} {
     ELSE $x END"
 }
 
+# Tables tb (6,000 rows) and tp (15,000) whose hash join, under a
+# memory_limit of 256K, spills its build side tb into partitions joined
+# afterwards as tasks, each probing a file of about 470 rows of tp: keys
+# of mixed types (integers, reals equal to them, other reals, -0.0 and 0,
+# text, BLOBs, NULLs), a few rows a key, rows wide enough to spill.
+# threads.test and faults.test (8.x both) join them.
+proc create_ahead_tables {{db db}} {
+  $db eval {
+    CREATE TABLE tb(id INTEGER PRIMARY KEY, k, p);
+    CREATE TABLE tp(id INTEGER PRIMARY KEY, k, p);
+    WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<6000)
+    INSERT INTO tb SELECT i, CASE i % 9
+        WHEN 0 THEN NULL
+        WHEN 1 THEN ((i * 7919) % 1500) * 1.0
+        WHEN 2 THEN 't' || ((i * 7919) % 1500)
+        WHEN 3 THEN CAST('b' || (i % 300) AS BLOB)
+        WHEN 4 THEN CASE WHEN i % 2 THEN -0.0 ELSE 0 END
+        ELSE (i * 7919) % 1500 END, printf('%080d', i) FROM c;
+    WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i<15000)
+    INSERT INTO tp SELECT i, CASE i % 7
+        WHEN 0 THEN NULL
+        WHEN 1 THEN 't' || ((i * 104729) % 1700)
+        WHEN 2 THEN CAST('b' || (i % 350) AS BLOB)
+        WHEN 3 THEN ((i * 104729) % 1700) + 0.5
+        ELSE (i * 104729) % 1700 END, printf('%060d', i) FROM c;
+  }
+}
+
 proc execsql {sql {db db}} {
   uplevel #0 [list $db eval $sql]
 }
