@@ -27,6 +27,7 @@
 ** The sources, one file each:
 **
 **   dataset.c     entry point, per-connection state, ds_version()
+**   threads.c     whether workers may run; the caller's timed wait
 **   errors.c      failures of the extension's own resources: the code and
 **                 message a statement ends with (dsStatementError)
 **   config.c      ds_config(): memory_limit, temp_dir, threads, strict_hints
@@ -40,6 +41,8 @@
 **                 wide path, keys first); the size of an input
 **   rangeread.c   dsReaderOpen(): a table read in rowid ranges by worker
 **                 threads on read connections of their own, or the reader
+**   stageahead.c  an operator's stage run on a worker, batches ahead of
+**                 the caller (a spill file's, a view's rows)
 **   operator.c    the operator layer: DsOp, errors, the interrupt and
 **                 budget checks of operators, side names, hints and join
 **                 types, the choice of the side to build on
@@ -142,6 +145,16 @@ void dsResultNoMem(sqlite3_context *ctx, const char *zFunc);
 
 int dsRegisterConfig(sqlite3 *db, DsConn *pConn);
 const char *dsTempDir(DsConn *pConn);
+
+/*************************************************************************
+** Whether workers may run, and the caller's timed wait (threads.c)
+*/
+const char *dsThreadsRefused(DsConn *pConn);
+#ifndef DS_OMIT_THREADS
+const char *dsThreadModeRefused(DsConn *pConn);
+#endif
+int dsCondInitTimed(pthread_cond_t *pCond);
+void dsCondWaitMs(pthread_cond_t *pCond, pthread_mutex_t *pMutex, int nMs);
 
 /*************************************************************************
 ** Interrupt checks (interrupt.c)

@@ -69,6 +69,8 @@ struct DsSource {
   char *zRead;            /* how it is read, for ds_last_stats(), or NULL;
                           ** freed by xClose */
   int nWorker;            /* threads reading it besides the caller's */
+  int nStager;            /* threads besides the caller's that ran an
+                          ** operator's stage on its rows, reading none */
 };
 
 void dsStatsSource(DsStats *p, int iSide, const DsSource *pSrc);  /* stats.c */
@@ -81,12 +83,32 @@ int dsSourceStaged(DsSource *pSrc, const DsRowStage *pStage,
                    DsStaged **paOut, int *pnOut);
 int dsRegisterReader(sqlite3 *db);
 
+/*
+** Batches of rows staged on a worker, ahead of the caller (stageahead.c).
+** A DsStageFill reads up to nMax rows into pArena (reset) and aRow[], and
+** stops once they take nMaxByte bytes: SQLITE_OK with at least one row,
+** SQLITE_DONE if no row follows them (perhaps none), or an error.
+*/
+typedef struct DsStageAhead DsStageAhead;
+typedef int (*DsStageFill)(void *pArg, DsArena *pArena, DsRow **aRow,
+                           int nMax, i64 nMaxByte, int *pnRow);
+int dsStageAheadOpen(DsConn *pConn, const DsRowStage *pStage,
+                     DsStageFill xFill, void *pFillArg, int bWorkerFills,
+                     int (*xCheck)(void *), void *pCheckArg,
+                     DsStageAhead **ppAhead);
+int dsStageAheadNext(DsStageAhead *a, DsStaged **paOut, int *pnOut,
+                     int *pnRow);
+int dsStageAheadHasWorker(const DsStageAhead *a);
+void dsStageAheadStop(DsStageAhead *a);
+void dsStageAheadFree(DsStageAhead *a);
+#ifdef DS_TEST_HOOKS
+void dsStageAheadTest(int bNoThread, int *pnWorker, int *pnCaller);
+#endif
+void dsReaderStageAhead(DsSource *pSrc);                   /* reader.c */
+
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);          /* rangeread.c */
-const char *dsThreadsRefused(DsConn *pConn);               /* rangeread.c */
-int dsCondInitTimed(pthread_cond_t *pCond);                 /* rangeread.c */
-void dsCondWaitMs(pthread_cond_t *pCond, pthread_mutex_t *pMutex, int nMs);
 int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                        int nKey, const int *aiKey, int nPay,
                        const int *aiPay, DsSource **ppSrc, char **pzErr);
@@ -301,7 +323,6 @@ i64 dsSpillBufferBytes(const DsOp *pOp);
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
-void dsSpillTestAhead(int bNoThread, int *pnWorker, int *pnCaller);
 #endif
 
 /*

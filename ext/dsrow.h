@@ -90,6 +90,12 @@ struct DsStaged {
 typedef struct DsRowStage DsRowStage;
 struct DsRowStage {
   int (*xBatch)(const DsRowStage *, DsRow **aRow, int nRow, DsStaged *aOut);
+  /* Or NULL.  Where the caller reads the rows (a view: stageahead.c), it
+  ** asks before each batch for the filter rows must pass to be worth
+  ** making (NULL: none), and tells how many it read and how many passed,
+  ** on its own thread: the operator's, which may change its mind. */
+  DsRowFilter *(*xFilter)(const DsRowStage *);
+  void (*xFiltered)(const DsRowStage *, DsRowFilter *, i64 nRead, int nPass);
 };
 
 /* Does pRow, already made, pass pFilter (NULL: no filter)?  A row with a

@@ -567,6 +567,22 @@ static int dsHashFillBatch(DsHashJoin *p){
 /* Build rows a stage looks at past a probe row's first match, at most. */
 #define DS_STAGE_WALK 64
 
+/* The join whose stage pStage is, on the caller's thread (the stage is
+** const for the threads that run it, not for the join's owner). */
+static DsHashJoin *dsHashOfStage(const DsRowStage *pStage){
+  return (DsHashJoin *)((char *)(size_t)pStage - offsetof(DsHashJoin, stage));
+}
+
+/* xFilter and xFiltered of the stage: the serial probe's row filter, and
+** its counts, which turn the filter off where it passes almost all. */
+static DsRowFilter *dsHashStageFilter(const DsRowStage *pStage){
+  return dsHashProbeFilter(dsHashOfStage(pStage));
+}
+static void dsHashStageFiltered(const DsRowStage *pStage,
+                                DsRowFilter *pFilter, i64 nRead, int nPass){
+  dsHashFilterCount(dsHashOfStage(pStage), pFilter, nRead, nPass);
+}
+
 static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
                             DsStaged *aOut){
   const DsHashJoin *p = (const DsHashJoin *)((const char *)pStage
@@ -1308,6 +1324,8 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   p->base.xClose = dsHashClose;
   p->filter.xMayMatch = dsHashMayMatch;
   p->stage.xBatch = dsHashStageBatch;
+  p->stage.xFilter = dsHashStageFilter;
+  p->stage.xFiltered = dsHashStageFiltered;
   p->pOp = pOp;
   p->iBuild = iBuild;
   p->bKeepBuild = (pOp->eType & (iBuild==0 ? DS_KEEP_LEFT : DS_KEEP_RIGHT))!=0;

@@ -115,6 +115,8 @@ struct DsReader {
   char *zKeySample;       /* the SQL of a sample of the input's keys */
   i64 *aRowAt;            /* or NULL: aRowAt[i] gets base.nRow as row i of
                           ** a batch is made (dsReaderCountRows) */
+  DsStageAhead *pAhead;   /* batches staged on a worker, or NULL */
+  const DsRowStage *pStage;  /* what the worker runs on them */
 };
 
 #define DS_READER_PTR "ds_reader"
@@ -399,6 +401,7 @@ int dsSourceNextOfBatch(DsSource *pSrc, DsArena *pArena, DsRow **ppRow){
 static void dsReaderClose(DsSource *pSrc){
   DsReader *p = (DsReader *)pSrc;
   if( p ){
+    dsStageAheadFree(p->pAhead);
     sqlite3_finalize(p->pStmt);
     sqlite3_free(p->base.zErr);
     sqlite3_free(p->base.zRead);
@@ -409,6 +412,82 @@ static void dsReaderClose(DsSource *pSrc){
     sqlite3_free(p->aiRowCol);
     sqlite3_free(p);
   }
+}
+
+/*************************************************************************
+** Staged on a worker.
+**
+** Only the caller's thread may step the reader's statement, but what an
+** operator's stage does with the rows (a hash join's probe: hashing, the
+** table's directory, its rows) may run on another (stageahead.c, where the
+** caller fills).  The caller reads a batch, passes it to a worker and
+** reads the next while the worker stages the one before; it is handed
+** the batches in order, with what the stage kept of them.  This is how a
+** view, a query, or a table that is not read in rowid ranges is probed
+** with threads above 1 (dsReaderStageAhead, from dsReaderOpen).  The
+** rows are read through the filter the operator would have read them
+** with (the stage's xFilter).  The rows read are counted as they are
+** read, up to a few batches ahead of the caller.
+*/
+
+/* DsStageFill of a reader: the next batch, read by the caller, through
+** the stage's filter if it has one. */
+static int dsReaderFillAhead(void *pArg, DsArena *pArena, DsRow **aRow,
+                             int nMax, i64 nMaxByte, int *pnRow){
+  DsReader *p = (DsReader *)pArg;
+  const DsRowStage *pStage = p->pStage;
+  DsRowFilter *pFilter = pStage->xFilter ? pStage->xFilter(pStage) : 0;
+  i64 nBefore = p->base.nRow;
+  int rc = dsSourceBatch(&p->base, pArena, aRow, nMax, nMaxByte, pFilter,
+                         pnRow);
+  if( rc!=SQLITE_OK ) return rc;
+  if( pStage->xFiltered ){
+    pStage->xFiltered(pStage, pFilter, p->base.nRow - nBefore, *pnRow);
+  }
+  /* The last rows say so: an input of one batch never starts a worker. */
+  return *pnRow==0 || p->bEof ? SQLITE_DONE : SQLITE_OK;
+}
+
+/* The interrupt check of the caller's waits for the worker: a wait lasts
+** about a batch's stage, and the reads between them check for themselves
+** (SQLite steps the statement). */
+static int dsReaderAheadCheck(void *pArg){
+  DsConn *pConn = (DsConn *)pArg;
+  if( pConn->xIsInterrupted && pConn->xIsInterrupted(pConn->db) ){
+    return SQLITE_INTERRUPT;
+  }
+  return SQLITE_OK;
+}
+
+/* xStaged of a reader staged on a worker (see above). */
+static int dsReaderStaged(DsSource *pSrc, const DsRowStage *pStage,
+                          DsStaged **paOut, int *pnOut){
+  DsReader *p = (DsReader *)pSrc;
+  int nRow, rc;
+  *pnOut = 0;
+  if( p->pAhead==0 ){
+    p->pStage = pStage;
+    rc = dsStageAheadOpen(p->pConn, pStage, dsReaderFillAhead, p, 0,
+                          dsReaderAheadCheck, p->pConn, &p->pAhead);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  rc = dsStageAheadNext(p->pAhead, paOut, pnOut, &nRow);
+  if( rc==SQLITE_OK && dsStageAheadHasWorker(p->pAhead) ){
+    p->base.nStager = 1;
+  }
+  return rc;
+}
+
+/* xStop of a reader staged on a worker: the worker stops now. */
+static void dsReaderStop(DsSource *pSrc){
+  dsStageAheadStop(((DsReader *)pSrc)->pAhead);
+}
+
+/* Let pSrc, a reader the caller reads itself, be read through a stage run
+** on a worker (see above). */
+void dsReaderStageAhead(DsSource *pSrc){
+  pSrc->xStaged = dsReaderStaged;
+  pSrc->xStop = dsReaderStop;
 }
 
 /*

@@ -95,21 +95,6 @@ void dsSpillTestFiles(int *pnNew, int *pnOpen){
 # define dsSpillCountFile(bNew) \
   atomic_fetch_add((bNew) ? &dsSpillNewFiles : &dsSpillOpenFiles, 1)
 
-/* Spill files read through a stage since the process started: by a
-** worker, and by the caller (no worker could run).  With bNoThread set
-** (1), or cleared (0), no worker can start from now on, as if
-** pthread_create() failed; -1 leaves that as it is. */
-static atomic_int dsSpillAheadWorker, dsSpillAheadCaller, dsSpillAheadNoThread;
-void dsSpillTestAhead(int bNoThread, int *pnWorker, int *pnCaller){
-  if( bNoThread>=0 ) atomic_store(&dsSpillAheadNoThread, bNoThread);
-  *pnWorker = atomic_load(&dsSpillAheadWorker);
-  *pnCaller = atomic_load(&dsSpillAheadCaller);
-}
-# define dsSpillCountAhead(bWorker) \
-  atomic_fetch_add((bWorker) ? &dsSpillAheadWorker : &dsSpillAheadCaller, 1)
-# define dsAheadThreadCreate(pT, x, pArg) \
-  (atomic_load(&dsSpillAheadNoThread) ? EAGAIN : pthread_create(pT, 0, x, pArg))
-
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault){
   struct DsSpillFault *p = &dsSpillFaults[bWrite!=0];
   *pnCall = atomic_load(&p->nCall);
@@ -151,8 +136,6 @@ static ssize_t dsSpillFaultIo(int bWrite, int fd, void *z, size_t n,
 # define dsSpillPread(fd, z, n, off)  pread(fd, z, n, (off_t)(off))
 # define dsSpillPwrite(fd, z, n, off) pwrite(fd, z, n, (off_t)(off))
 # define dsSpillCountFile(bNew)
-# define dsSpillCountAhead(bWorker)
-# define dsAheadThreadCreate(pT, x, pArg) pthread_create(pT, 0, x, pArg)
 #endif
 
 struct DsSpill {
@@ -167,17 +150,18 @@ struct DsSpill {
   i64 iOff;               /* file offset of the next pwrite or pread */
   i64 nByte;              /* bytes written */
   i64 nRow;               /* rows written */
-  int bDetached;          /* written (dsSpillDetach) or read (DsSpillAhead)
-                          ** by a worker */
+  int bDetached;          /* written (dsSpillDetach) or read ahead
+                          ** (DsStageAhead) by a worker */
   int errDetached;        /* the errno of a detached write or read that
                           ** failed; -1 for a read past the end */
-  struct DsSpillAhead *pAhead;  /* the worker reading it, or NULL */
+  DsStageAhead *pAhead;        /* the worker reading it, or NULL */
+  i64 nAheadRead;         /* rows of the file it has read */
   i64 nDetachedBytes;     /* bytes a detached writer put in the file */
 };
 
 static int dsSpillStaged(DsSource*, const DsRowStage*, DsStaged**, int*);
 static void dsSpillStop(DsSource*);
-static void dsAheadFree(DsSpill*);
+static void dsSpillAheadFree(DsSpill*);
 
 /* Bytes of I/O buffer per file: DsOp.nSpillBuf when the operator sets it
 ** (a hash join writing many partitions at once shares the budget between
@@ -423,7 +407,7 @@ void dsSpillForget(DsSpill *p){
 /* Finish writing (or reading) and go back to the first row.  The buffer
 ** is given back until the first read. */
 int dsSpillRewind(DsSpill *p){
-  dsAheadFree(p);
+  dsSpillAheadFree(p);
   if( !p->bReading ){
     int rc = p->aBuf ? dsSpillFlush(p) : SQLITE_OK;
     if( rc!=SQLITE_OK ) return rc;
@@ -437,7 +421,7 @@ int dsSpillRewind(DsSpill *p){
 
 /* A read of p failed with errno err, or -1: the file ends before what
 ** was written to it.  The operator's error; or, read by a worker, the
-** failure is kept for the caller (dsAheadNext). */
+** failure is kept for the caller (dsStageAheadNext). */
 static int dsSpillReadFailed(DsSpill *p, int err){
   if( p->bDetached ){
     p->errDetached = err;
@@ -535,309 +519,112 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
 ** With threads above 1 a spill file is also a source that can be read
 ** through a stage (DsRowStage: see dsSourceStaged), as rangeread.c reads a
 ** table for a broadcast's probe.  A worker reads the file a batch at a
-** time into slots of its own, runs the stage on each batch, and queues
-** it; the caller is handed what the stage kept, in place, a slot after the
-** other in the file's order.  A hash join's task probes its probe file
-** this way (hashjoin.c): reading the file and looking its rows up in the
-** table leave the calling thread, which walks the spans found and hands
-** the pairs to SQLite.
+** time and runs the stage on each batch (stageahead.c, where the worker
+** fills); the caller is handed what the stage kept, in place, in the
+** file's order.  A hash join's task probes its probe file this way
+** (hashjoin.c): reading the file and looking its rows up in the table
+** leave the calling thread, which walks the spans found and hands the
+** pairs to SQLite.
 **
 ** The worker reads the file detached (no interrupt check, a failure kept
 ** in the file for the caller to report as its own read would have), in
 ** the buffer the caller allocated as dsSpillRead() would, so that the
-** operator's memory is the same.  The slots are not charged to the
-** operator, as a range reader's batches are not: their rows take at most
-** 1/16 of memory_limit in all, out of the quarter of the budget left free,
-** and 32 bytes more for each row a slot can hold.
-** Rows, their order and the statistics are those of reading on the
-** caller.  Where SQLite may not be used from another thread (the worker
-** allocates) or no thread can be started, the caller reads and stages
-** each batch itself.
-**
-** Stopping.  The caller waiting for a slot checks for an interrupt every
-** DS_AHEAD_WAIT_MS; the worker looks for the stop flag between batches
-** (at most DS_BATCH rows each) and is joined by xStop, which the operator
-** calls before it frees what the stage reads, and by dsSpillRewind() and
-** dsSpillClose() on every path.
+** operator's memory is the same.  Rows, their order and the statistics
+** are those of reading on the caller.  Where SQLite may not be used from
+** another thread (the worker allocates) or no thread can be started, the
+** caller reads and stages each batch itself.  xStop, which the operator
+** calls before it frees what the stage reads, dsSpillRewind() and
+** dsSpillClose() stop and join the worker.
 */
-#define DS_AHEAD_SLOTS 8
-#define DS_AHEAD_WAIT_MS 20
 
-typedef struct DsAheadSlot DsAheadSlot;
-struct DsAheadSlot {
-  DsMem mem;              /* its rows' (charged to nothing: see above) */
-  DsArena arena;
-  int nRow;               /* rows read into aRow[] */
-  int nOut;               /* entries of aOut[] the stage filled */
-  int rc;                 /* SQLITE_OK; SQLITE_DONE: the file's last rows;
-                          ** or the error that ended the batch */
-  int bFull;              /* queued for the caller (under the mutex) */
-  DsRow **aRow;           /* nSlotRow entries */
-  DsStaged *aOut;         /* nSlotRow entries */
-};
-
-typedef struct DsSpillAhead DsSpillAhead;
-struct DsSpillAhead {
-  DsSpill *pFile;
-  const DsRowStage *pStage;
-  i64 nMaxByte;           /* a batch's rows take this many bytes at most */
-  int nSlotRow;           /* and are this many at most */
-  i64 nRead;              /* rows of the file read into slots so far */
-  int bThread;            /* a worker reads; else the caller does */
-  int bJoined;            /* the worker has been stopped and joined */
-  pthread_t thread;
-  pthread_mutex_t mutex;
-  pthread_cond_t cFull;   /* a slot was queued */
-  pthread_cond_t cFree;   /* a slot was given back, or bStop set */
-  int bStop;              /* the worker is to stop */
-  int nFree;              /* slots neither queued nor being filled */
-  int bSleeping;          /* the worker waits for half the slots free */
-  int iFill;              /* the worker's next slot */
-  int iTake;              /* the caller's next slot */
-  int bHeld;              /* the caller holds the slot before iTake */
-  int rcEnd;              /* after the last slot: SQLITE_DONE or error */
-  DsAheadSlot aSlot[DS_AHEAD_SLOTS];
-};
-
-/* Read the file's next batch into slot s and run the stage on it. */
-static void dsAheadFill(DsSpillAhead *a, DsAheadSlot *s){
-  DsSpill *f = a->pFile;
+/* DsStageFill of a file read ahead: on the worker, detached. */
+static int dsSpillFillAhead(void *pArg, DsArena *pArena, DsRow **aRow,
+                            int nMax, i64 nMaxByte, int *pnRow){
+  DsSpill *p = (DsSpill *)pArg;
   i64 nByte = 0;
+  int n = 0;
   int rc = SQLITE_OK;
-  dsArenaReset(&s->arena);
-  s->nRow = 0;
   /* At least a row a batch, however small the budget. */
-  while( s->nRow<a->nSlotRow && (nByte<a->nMaxByte || s->nRow==0)
-      && a->nRead<f->nRow ){
+  while( n<nMax && (nByte<nMaxByte || n==0) && p->nAheadRead<p->nRow ){
     DsRow *pRow;
-    rc = dsSpillReadRow(f, &s->arena, &pRow);
+    rc = dsSpillReadRow(p, pArena, &pRow);
     if( rc!=SQLITE_OK ) break;
-    a->nRead++;
+    p->nAheadRead++;
     nByte += (i64)DS_ROW_SIZE(pRow->nData);
-    s->aRow[s->nRow++] = pRow;
+    aRow[n++] = pRow;
   }
-  if( rc==SQLITE_OK && a->nRead>=f->nRow ) rc = SQLITE_DONE;
-  s->nOut = 0;
-  if( s->nRow>0 && (rc==SQLITE_OK || rc==SQLITE_DONE) ){
-    s->nOut = a->pStage->xBatch(a->pStage, s->aRow, s->nRow, s->aOut);
-  }
-  s->rc = rc;
+  *pnRow = n;
+  if( rc==SQLITE_OK && p->nAheadRead>=p->nRow ) rc = SQLITE_DONE;
+  return rc;
 }
 
-/* The worker.  Once every slot is queued it sleeps until the caller has
-** taken half of them: a wake-up costs the caller a system call, which
-** for every batch would be a tenth of the work it hands over. */
-static void *dsAheadThread(void *pArg){
-  DsSpillAhead *a = (DsSpillAhead *)pArg;
-  for(;;){
-    DsAheadSlot *s = &a->aSlot[a->iFill];
-    int bStop;
-    pthread_mutex_lock(&a->mutex);
-    if( a->nFree==0 ){
-      a->bSleeping = 1;
-      while( a->nFree<DS_AHEAD_SLOTS/2 && !a->bStop ){
-        pthread_cond_wait(&a->cFree, &a->mutex);
-      }
-      a->bSleeping = 0;
-    }
-    bStop = a->bStop;
-    if( !bStop ){
-      assert( !s->bFull );
-      a->nFree--;
-    }
-    pthread_mutex_unlock(&a->mutex);
-    if( bStop ) break;
-    dsAheadFill(a, s);
-    pthread_mutex_lock(&a->mutex);
-    s->bFull = 1;
-    pthread_cond_signal(&a->cFull);
-    pthread_mutex_unlock(&a->mutex);
-    if( s->rc!=SQLITE_OK ) break;
-    a->iFill = (a->iFill + 1) % DS_AHEAD_SLOTS;
-  }
-  return 0;
+/* The interrupt check of the caller's waits for the worker. */
+static int dsSpillAheadCheck(void *pArg){
+  return dsOpCheckInterrupt((DsOp *)pArg);
 }
 
 /* Start reading p through pStage, from its first row: on a worker if one
 ** can run, else on the caller's thread.  SQLITE_OK or SQLITE_NOMEM. */
-static int dsAheadStart(DsSpill *p, const DsRowStage *pStage){
-  DsOp *pOp = p->pOp;
-  DsSpillAhead *a;
-  i64 nMaxByte = pOp->pConn->nMemLimit / (16 * DS_AHEAD_SLOTS);
-  /* Rows a slot can hold: as many of the narrowest as fit in nMaxByte,
-  ** and one more (a batch reads until it passes nMaxByte). */
-  i64 nSlotRow = nMaxByte / (i64)DS_ROW_SIZE(0) + 1;
-  size_t nEntry;
-  int i, rc;
+static int dsSpillAheadStart(DsSpill *p, const DsRowStage *pStage){
+  int rc;
   assert( p->bReading && p->base.nRow==0 && p->pAhead==0 );
   if( p->aBuf==0 && (rc = dsSpillBuffer(p))!=SQLITE_OK ) return rc;
-  if( nSlotRow>DS_BATCH ) nSlotRow = DS_BATCH;
-  nEntry = sizeof(DsRow *) + sizeof(DsStaged);
-  a = sqlite3_malloc64(sizeof(*a) + DS_AHEAD_SLOTS*(size_t)nSlotRow*nEntry);
-  if( a==0 ) return SQLITE_NOMEM;
-  memset(a, 0, sizeof(*a));
-  a->pFile = p;
-  a->pStage = pStage;
-  a->nFree = DS_AHEAD_SLOTS;
-  a->nMaxByte = nMaxByte;
-  a->nSlotRow = (int)nSlotRow;
-  for(i=0; i<DS_AHEAD_SLOTS; i++){
-    DsAheadSlot *s = &a->aSlot[i];
-    /* The entries follow the struct: the DsStaged arrays first, for
-    ** their alignment, then the pointers. */
-    s->aOut = (DsStaged *)&a[1] + (size_t)i*nSlotRow;
-    s->aRow = (DsRow **)((DsStaged *)&a[1] + DS_AHEAD_SLOTS*(size_t)nSlotRow)
-            + (size_t)i*nSlotRow;
-    dsMemInit(&s->mem, 0);
-    dsArenaInit(&s->arena, &s->mem);
-  }
-  p->pAhead = a;
-  if( dsThreadsRefused(pOp->pConn)==0
-   && pthread_mutex_init(&a->mutex, 0)==0 ){
-    if( dsCondInitTimed(&a->cFull)==0 ){
-      if( pthread_cond_init(&a->cFree, 0)==0 ){
-        p->bDetached = 1;
-        p->errDetached = 0;
-        if( dsAheadThreadCreate(&a->thread, dsAheadThread, a)==0 ){
-          a->bThread = 1;
-          dsSpillCountAhead(1);
-          return SQLITE_OK;
-        }
-        p->bDetached = 0;
-        pthread_cond_destroy(&a->cFree);
-      }
-      pthread_cond_destroy(&a->cFull);
-    }
-    pthread_mutex_destroy(&a->mutex);
-  }
-  dsSpillCountAhead(0);
-  return SQLITE_OK;
+  p->nAheadRead = 0;
+  /* Detached from before the worker's first read. */
+  p->bDetached = 1;
+  p->errDetached = 0;
+  rc = dsStageAheadOpen(p->pOp->pConn, pStage, dsSpillFillAhead, p, 1,
+                   dsSpillAheadCheck, p->pOp, &p->pAhead);
+  if( rc!=SQLITE_OK || !dsStageAheadHasWorker(p->pAhead) ) p->bDetached = 0;
+  return rc;
 }
 
 /* Stop p's worker, if it has one, and join it: the file is the caller's
-** again.  The slots stay, with the rows the caller was handed. */
-static void dsAheadStop(DsSpill *p){
-  DsSpillAhead *a = p->pAhead;
-  if( a==0 || !a->bThread || a->bJoined ) return;
-  pthread_mutex_lock(&a->mutex);
-  a->bStop = 1;
-  pthread_cond_signal(&a->cFree);
-  pthread_mutex_unlock(&a->mutex);
-  pthread_join(a->thread, 0);
-  a->bJoined = 1;
-  p->bDetached = 0;
+** again.  The batches stay, with the rows the caller was handed. */
+static void dsSpillAheadStop(DsSpill *p){
+  if( p->pAhead ){
+    dsStageAheadStop(p->pAhead);
+    p->bDetached = 0;
+  }
 }
 
 /* Stop p's worker and free what reading ahead holds. */
-static void dsAheadFree(DsSpill *p){
-  DsSpillAhead *a = p->pAhead;
-  int i;
-  if( a==0 ) return;
-  dsAheadStop(p);
-  if( a->bThread ){
-    pthread_cond_destroy(&a->cFree);
-    pthread_cond_destroy(&a->cFull);
-    pthread_mutex_destroy(&a->mutex);
-  }
-  for(i=0; i<DS_AHEAD_SLOTS; i++) dsArenaClear(&a->aSlot[i].arena);
-  sqlite3_free(a);
+static void dsSpillAheadFree(DsSpill *p){
+  dsSpillAheadStop(p);
+  dsStageAheadFree(p->pAhead);
   p->pAhead = 0;
   p->errDetached = 0;
 }
 
-/* Wait until the worker has queued slot s, checking for an interrupt:
-** SQLITE_OK or SQLITE_INTERRUPT. */
-static int dsAheadAwait(DsSpill *p, DsAheadSlot *s){
-  DsSpillAhead *a = p->pAhead;
-  int rc = SQLITE_OK;
-  pthread_mutex_lock(&a->mutex);
-  while( !s->bFull && rc==SQLITE_OK ){
-    dsCondWaitMs(&a->cFull, &a->mutex, DS_AHEAD_WAIT_MS);
-    if( !s->bFull ){
-      pthread_mutex_unlock(&a->mutex);
-      rc = dsOpCheckInterrupt(p->pOp);
-      pthread_mutex_lock(&a->mutex);
-    }
-  }
-  pthread_mutex_unlock(&a->mutex);
-  return rc;
-}
-
-/* Give the worker back the slot the caller was handed last. */
-static void dsAheadRelease(DsSpillAhead *a){
-  if( a->bHeld ){
-    DsAheadSlot *s = &a->aSlot[(a->iTake + DS_AHEAD_SLOTS - 1)
-                               % DS_AHEAD_SLOTS];
-    pthread_mutex_lock(&a->mutex);
-    s->bFull = 0;
-    a->nFree++;
-    if( a->bSleeping && a->nFree>=DS_AHEAD_SLOTS/2 ){
-      pthread_cond_signal(&a->cFree);
-    }
-    pthread_mutex_unlock(&a->mutex);
-    a->bHeld = 0;
-  }
-}
-
-/* The next slot, filled: by the worker, or here.  Its error, as the
-** caller's own read would have reported it. */
-static int dsAheadNext(DsSpill *p, DsAheadSlot **ppSlot){
-  DsSpillAhead *a = p->pAhead;
-  DsAheadSlot *s;
-  int rc;
-  if( !a->bThread ){
-    s = &a->aSlot[0];
-    dsAheadFill(a, s);
-  }else{
-    dsAheadRelease(a);
-    s = &a->aSlot[a->iTake];
-    rc = dsAheadAwait(p, s);
-    if( rc!=SQLITE_OK ) return rc;
-    a->iTake = (a->iTake + 1) % DS_AHEAD_SLOTS;
-    a->bHeld = 1;
-    if( s->rc!=SQLITE_OK && s->rc!=SQLITE_DONE ){
-      /* The worker has ended: its failure becomes the caller's. */
-      int err = p->errDetached;
-      dsAheadStop(p);
-      p->errDetached = 0;
-      if( s->rc==SQLITE_IOERR && err ) return dsSpillReadFailed(p, err);
-      return s->rc;
-    }
-  }
-  *ppSlot = s;
-  return s->rc==SQLITE_DONE ? SQLITE_OK : s->rc;
-}
-
-/* xStaged of a spill file (see above). */
+/* xStaged of a spill file (see above).  The worker's failed read becomes
+** the caller's error, with the message its own read would have given. */
 static int dsSpillStaged(DsSource *pSrc, const DsRowStage *pStage,
                          DsStaged **paOut, int *pnOut){
   DsSpill *p = (DsSpill *)pSrc;
-  DsAheadSlot *s = 0;
+  int nRow = 0;
   int rc;
   *paOut = 0;
   *pnOut = 0;
   if( p->pAhead==0 ){
-    rc = dsAheadStart(p, pStage);
+    rc = dsSpillAheadStart(p, pStage);
     if( rc!=SQLITE_OK ) return rc;
   }
-  assert( p->pAhead->pStage==pStage );
-  if( p->pAhead->rcEnd!=SQLITE_OK ) return p->pAhead->rcEnd;
-  rc = dsAheadNext(p, &s);
-  if( rc!=SQLITE_OK ){
-    p->pAhead->rcEnd = rc;
-    return rc;
+  rc = dsStageAheadNext(p->pAhead, paOut, pnOut, &nRow);
+  if( rc==SQLITE_OK ){
+    p->base.nRow += nRow;
+  }else if( rc!=SQLITE_DONE && p->bDetached ){
+    int err;
+    dsSpillAheadStop(p);
+    err = p->errDetached;
+    p->errDetached = 0;
+    if( rc==SQLITE_IOERR && err ) return dsSpillReadFailed(p, err);
   }
-  if( s->rc==SQLITE_DONE ) p->pAhead->rcEnd = SQLITE_DONE;
-  if( s->nRow==0 ) return SQLITE_DONE;
-  p->base.nRow += s->nRow;
-  *paOut = s->aOut;
-  *pnOut = s->nOut;
-  return SQLITE_OK;
+  return rc;
 }
 
 /* xStop of a spill file: its worker, if it has one, stops now. */
 static void dsSpillStop(DsSource *pSrc){
-  dsAheadStop((DsSpill *)pSrc);
+  dsSpillAheadStop((DsSpill *)pSrc);
 }
 
 /* Keep the descriptor fd of a closed spill file, emptied, for the next
@@ -861,7 +648,7 @@ static int dsSpillKeep(DsOp *pOp, int fd){
 void dsSpillClose(DsSpill *p){
   if( p ){
     DsOp *pOp = p->pOp;
-    dsAheadFree(p);
+    dsSpillAheadFree(p);
     if( p->fd>=0 && dsSpillKeep(pOp, p->fd)!=SQLITE_OK ) close(p->fd);
     dsFree(&pOp->mem, p->aBuf);
     sqlite3_free(p->base.zErr);

@@ -39,7 +39,9 @@ void dsStatsInit(DsStats *p, const char *zOperator){
 void dsStatsSource(DsStats *p, int iSide, const DsSource *pSrc){
   p->anRow[iSide] = pSrc->nRow;
   p->nReadConn += pSrc->nWorker;
-  if( 1 + pSrc->nWorker > p->nThread ) p->nThread = 1 + pSrc->nWorker;
+  if( 1 + pSrc->nWorker + pSrc->nStager > p->nThread ){
+    p->nThread = 1 + pSrc->nWorker + pSrc->nStager;
+  }
   if( pSrc->zRead && p->azRead[iSide]==0 ){
     p->azRead[iSide] = sqlite3_mprintf("%s", pSrc->zRead);
     if( p->azRead[iSide]==0 ) p->bLost = 1;

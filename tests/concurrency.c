@@ -27,7 +27,8 @@
 ** same type), ds_cogroup (counts per key, against GROUP BY), ds_cross
 ** (against a plain cross join), ds_join_plan's output_rows, ds_key_stats,
 ** ds_min_by / ds_max_by (against correlated subqueries), and a sort-merge
-** join of 40,000 generated rows with threads = 2 (the sorter's worker).
+** join of 40,000 generated rows with threads = 2 (the sorter's worker),
+** and a broadcast join probing those rows on a worker (stageahead.c).
 **
 ** Then tables read in parallel (rangeread.c: worker threads, each on a
 ** read connection of its own): N_PAR_READER threads, each with its own
@@ -331,7 +332,7 @@ static void makeJoinTables(sqlite3 *db){
 }
 
 /* The operator's SQL and SQLite's for check i (of N_CHECK). */
-#define N_CHECK (24 + 7)
+#define N_CHECK (24 + 8)
 #define N_CHECK_WORKER (24 + 5)
 static void checkSql(int i, char **pzOp, char **pzOracle){
   if( i<24 ){
@@ -406,6 +407,18 @@ static void checkSql(int i, char **pzOp, char **pzOracle){
           "GROUP BY 1) SELECT sum(g.n), total(g.n * length(r.w)) "
           "FROM g JOIN r ON +g.k = +r.k");
       return;
+    case 6:     /* a query probed on a worker while the caller reads on */
+      *pzOp = sqlite3_mprintf(
+          "SELECT count(*), total(length(json_extract(right, '$.w'))) "
+          "FROM ds_join_hint('WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL "
+          "SELECT i+1 FROM c WHERE i<39999) SELECT i %% 60 AS k FROM c', "
+          "'r', 'k', 'k', 'BROADCAST_HASH_SECOND')");
+      *pzOracle = sqlite3_mprintf(
+          "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c "
+          "WHERE i<39999), g(k, n) AS (SELECT i %% 60, count(*) FROM c "
+          "GROUP BY 1) SELECT sum(g.n), total(g.n * length(r.w)) "
+          "FROM g JOIN r ON +g.k = +r.k");
+      return;
     default:    /* the same join as a table-valued function, hashed */
       *pzOp = sqlite3_mprintf(
           "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
@@ -428,7 +441,7 @@ static int readerRound(sqlite3 *db, int iThread, int iRound, int iCheck){
   static const char *const azLimit[] = { "256MB", "64K", "16K" };
   const char *zLimit = azLimit[(iThread + iRound) % 3];
   int nThread = 1 + (iRound % 2);
-  if( iCheck==N_CHECK_WORKER ){
+  if( iCheck==N_CHECK_WORKER || iCheck==N_CHECK_WORKER + 1 ){
     /* In memory, and on a worker: what this check is for. */
     zLimit = azLimit[0];
     nThread = 2;

@@ -164,6 +164,11 @@ static Case aCase[] = {
   { "join.rhs.task.worker", "ds_join_hint",
     "SELECT ds_config('threads', 2), ds_config('memory_limit', '4MB')",
     JT("REPARTITION_HASH_SECOND", "FULL_OUTER"), "probe", 20, OUTPUT },
+  /* With threads, a query's rows (read by the caller) are probed by a
+  ** worker as the caller reads on (stageahead.c). */
+  { "join.bhs.query.worker", "ds_join_hint", "SELECT ds_config('threads', 2)",
+    "SELECT count(*) FROM ds_join_hint('SELECT k FROM a', 'b', 'k', 'k', "
+    "'BROADCAST_HASH_SECOND')", "probe", 0, OUTPUT },
   /* One key larger than memory: the block nested loop. */
   { "join.rhf.bnl", "ds_join_hint", TINY,
     "SELECT count(*) FROM ds_join_hint('one', 'few', 'k', 'k', "

@@ -63,12 +63,13 @@
 **       {created opened}: spill files created in temp_dir, and spill files
 **       opened (created or reused from the operator's pool), since the
 **       process started.
-**   ds_spill_ahead ?NOTHREAD?
-**       {worker caller}: spill files read through a stage (a hash join's
-**       task probing its probe file) since the process started, by a
-**       worker thread, and by the caller where no worker could run.
-**       NOTHREAD 1 makes every such worker fail to start from now on (as
-**       if pthread_create() failed), 0 lets them start again.
+**   ds_stage_ahead ?NOTHREAD?
+**       {worker caller}: sources read through a stage run ahead on a
+**       worker (ext/stageahead.c: a hash join's task probing its probe file, a
+**       view probed) since the process started, with a worker thread, and
+**       by the caller alone where no worker could run.  NOTHREAD 1 makes
+**       every such worker fail to start from now on (as if
+**       pthread_create() failed), 0 lets them start again.
 */
 #include <tcl.h>
 #include <sqlite3.h>
@@ -87,7 +88,8 @@
 void dsSpillTestFault(int bWrite, int nCountdown, int eKind);
 void dsSpillTestCalls(int bWrite, int *pnCall, int *pnFault);
 void dsSpillTestFiles(int *pnNew, int *pnOpen);
-void dsSpillTestAhead(int bNoThread, int *pnWorker, int *pnCaller);
+/* From ext/stageahead.c, likewise. */
+void dsStageAheadTest(int bNoThread, int *pnWorker, int *pnCaller);
 /* From ext/rangeread.c, likewise. */
 int dsRangeTestFault(int nCountdown, int bPersist);
 
@@ -326,7 +328,7 @@ static int dsSpillFilesCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
-static int dsSpillAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
+static int dsStageAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
                            Tcl_Obj *const *objv){
   int nWorker, nCaller, bNoThread = -1;
   Tcl_Obj *pRes;
@@ -338,7 +340,7 @@ static int dsSpillAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
   if( objc==2 && Tcl_GetBooleanFromObj(interp, objv[1], &bNoThread) ){
     return TCL_ERROR;
   }
-  dsSpillTestAhead(bNoThread, &nWorker, &nCaller);
+  dsStageAheadTest(bNoThread, &nWorker, &nCaller);
   pRes = Tcl_NewListObj(0, 0);
   Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nWorker));
   Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nCaller));
@@ -402,7 +404,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_spill_fault",  dsSpillFaultCmd },
     { "ds_spill_calls",  dsSpillCallsCmd },
     { "ds_spill_files",  dsSpillFilesCmd },
-    { "ds_spill_ahead",  dsSpillAheadCmd },
+    { "ds_stage_ahead",        dsStageAheadCmd },
     { "ds_thread_fault", dsThreadFaultCmd },
     { "ds_threading_mode", dsThreadingModeCmd },
   };
