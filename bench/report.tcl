@@ -487,9 +487,9 @@ target "REPARTITION_SORT_MERGE vs the best hash strategy ($hh)" [cname $g $tform
 
 # Memory of the spill case, against the limit.
 set lname [cname $gl $tform $lh]
-if {[info exists C($lname)]} {
+set mname [cname $gmem $tform BS]
+if {[info exists C($lname)] && [info exists C($mname)]} {
   set lim [dict get $C($lname) memory_limit]
-  set mname [cname $gmem $tform BS]
   emit
   emit "Build side over the budget: memory_limit was set to [format %.1f [expr {$lim / 1048576.0}]] MiB,\
 a quarter of the [format %.1f [expr {[statsField $mname peak_memory_bytes] / 1048576.0}]] MiB the operator\

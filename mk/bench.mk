@@ -39,7 +39,7 @@ BENCH_THREADS_CASES = \
     zipf-1Mx10M:inner:sum:vt:OC:* zipf-1Mx10M:inner:sum:vt:BS:* \
     zipf-1Mx10M:inner:sum:vt:RS:* \
     uni-1Mx10M:cogroup:count:vt:* one-1Kx10K:cross:sum:vt:* \
-    uni-1Mx10M:inner:sum.lim4:vt:*
+    uni-1Mx10M:inner:sum.lim4:vt:* uni-1Mx10M:inner:sum.mem:vt:BS:*
 BENCH_EMPTY :=
 BENCH_COMMA := ,
 BENCH_THREADS_FILTER = $(subst $(BENCH_EMPTY) $(BENCH_EMPTY),$(BENCH_COMMA),$(strip \
