@@ -201,9 +201,10 @@ static int dsStageStartThread(DsStageAhead *a){
 
 /*
 ** Stage the batches xFill reads (see DsStageFill) through pStage, on a
-** worker if one can run (dsThreadsRefused() says none may where threads
-** is 1, and the owner says bNoWorker), else on the caller's thread.  Where
-** bWorkerFills, the worker calls xFill too, else only the caller does.
+** worker if one may run (dsThreadsRefused(): not where threads is 1) and
+** starts, else on the caller's thread.  Where bWorkerFills, the worker
+** starts now and calls xFill too; else only the caller reads, and the
+** worker starts with the second batch.
 ** xCheck(pCheckArg) is the interrupt check of the caller's waits.  The
 ** batches hold at most 1/128 of memory_limit of rows, and DS_BATCH rows.
 ** SQLITE_OK, with *ppAhead set, or SQLITE_NOMEM.
