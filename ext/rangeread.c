@@ -93,7 +93,6 @@
 #ifndef DS_OMIT_THREADS
 #include <pthread.h>
 #include <errno.h>
-#include <time.h>
 #endif
 
 /* How often the caller waiting for a worker checks for an interrupt. */
