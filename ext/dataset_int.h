@@ -100,6 +100,19 @@ typedef unsigned char u8;
 # define DS_FLATTEN
 #endif
 
+/*
+** A function whose only effect is __builtin_prefetch().  GCC counts a
+** prefetch as no side effect, so it finds such a function "const" before
+** it inlines it, and then deletes every call as dead code: the hash
+** join's directory prefetch was compiled out that way.  Inlined first,
+** the prefetch stays.
+*/
+#if defined(__GNUC__)
+# define DS_PREFETCHER static inline __attribute__((always_inline))
+#else
+# define DS_PREFETCHER static inline
+#endif
+
 /* Rows are read from inputs and handed on in batches of this many. */
 #define DS_BATCH 1024
 

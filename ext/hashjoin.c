@@ -164,9 +164,28 @@ static int dsHashSubTable(const DsHashJoin *p, u64 hash){
 
 /* Fetch the directory entry of hash's slot into the cache, ahead of the
 ** probe that reads it. */
-static void dsHashPrefetchSlot(const DsHashJoin *p, u64 hash){
+DS_PREFETCHER void dsHashPrefetchSlot(const DsHashJoin *p, u64 hash){
   __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, hash),
                                          hash));
+}
+
+/* Prefetch for the probe of row i of aRow, in two steps: the directory
+** entry of the row twice the distance ahead, and the first build row of
+** the slot of the row at the distance, whose directory entry should be in
+** the cache by then.  Without the second step each probe waits for the
+** slot's rows after its directory entry: a dependent miss per row. */
+DS_PREFETCHER void dsHashPrefetchAhead(const DsHashJoin *p,
+                                       DsRow *const *aRow, int i, int nRow){
+  int iAhead = i + DS_PREFETCH_AHEAD;
+  if( iAhead + DS_PREFETCH_AHEAD < nRow ){
+    dsHashPrefetchSlot(p, aRow[iAhead + DS_PREFETCH_AHEAD]->hash);
+  }
+  if( iAhead < nRow ){
+    u64 h = aRow[iAhead]->hash;
+    const u8 *pEnd;
+    __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
+                                       &pEnd));
+  }
 }
 
 /* The join starts step zStep of its work; all of an unsplittable task's
@@ -589,15 +608,13 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
                                  - offsetof(DsHashJoin, stage));
   const DsHashTable *pHt = &p->ht;
   int i, n = 0;
-  for(i=0; i<nRow && i<DS_PREFETCH_AHEAD; i++){
+  for(i=0; i<nRow && i<2*DS_PREFETCH_AHEAD; i++){
     dsHashPrefetchSlot(p, aRow[i]->hash);
   }
   for(i=0; i<nRow; i++){
     DsRow *pRow = aRow[i];
     const u8 *pFrom = 0, *pTo = 0;
-    if( i + DS_PREFETCH_AHEAD < nRow ){
-      dsHashPrefetchSlot(p, aRow[i + DS_PREFETCH_AHEAD]->hash);
-    }
+    dsHashPrefetchAhead(p, aRow, i, nRow);
     if( (pRow->flags & DS_ROW_NULLKEY)==0 ){
       const u8 *pEnd;
       const DsRow *pBuild = dsHashTableSlot(pHt, dsHashSubTable(p, pRow->hash),
@@ -717,19 +734,7 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       }
     }
     if( p->ht.aPart ){
-      /* Prefetch in two steps: the directory entry of the row twice the
-      ** distance ahead, and the first row of the slot of the row at the
-      ** distance, whose directory entry should be in the cache by now. */
-      int iAhead = p->iBatch + DS_PREFETCH_AHEAD;
-      if( iAhead + DS_PREFETCH_AHEAD < p->nBatch ){
-        dsHashPrefetchSlot(p, p->aBatch[iAhead + DS_PREFETCH_AHEAD]->hash);
-      }
-      if( iAhead < p->nBatch ){
-        u64 h = p->aBatch[iAhead]->hash;
-        const u8 *pEnd;
-        __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
-                                           &pEnd));
-      }
+      dsHashPrefetchAhead(p, p->aBatch, p->iBatch, p->nBatch);
     }
     pRow = p->aBatch[p->iBatch++];
     /* The one tick per probe row, skipped or not. */
