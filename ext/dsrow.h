@@ -50,6 +50,15 @@ struct DsRow {
 /* Bytes from one row of a table, or of an arena, to the next. */
 #define DS_ROW_STRIDE(p) ((i64)((DS_ROW_SIZE((p)->nData) + 7) & ~(size_t)7))
 
+/* Fetch the cache lines of a row of up to 64 bytes (a row of a few
+** numbers) ahead of its use: it starts anywhere in a line, 8-aligned, so
+** most such rows lie across two.  Where another thread made or last read
+** the row, the second line is as sure a miss as the first. */
+DS_PREFETCHER void dsRowPrefetch(const DsRow *pRow){
+  __builtin_prefetch(pRow);
+  __builtin_prefetch((const u8 *)pRow + 63);
+}
+
 i64 dsRowRoom(DsMem *pMem, u32 nData);
 
 typedef struct DsValue DsValue;

@@ -183,8 +183,7 @@ DS_PREFETCHER void dsHashPrefetchAhead(const DsHashJoin *p,
   if( iAhead < nRow ){
     u64 h = aRow[iAhead]->hash;
     const u8 *pEnd;
-    __builtin_prefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h,
-                                       &pEnd));
+    dsRowPrefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h, &pEnd));
   }
 }
 
@@ -696,10 +695,13 @@ static int dsHashNextStaged(DsHashJoin *p){
     rc = dsOpTickN(p->pOp, (u32)(p->pProbeSrc->nRow - nBefore)*DS_TICK_ROW);
     if( rc!=SQLITE_OK ) return rc;
   }
-  /* The caller reads the build rows of the span: fetch those ahead. */
+  /* The caller reads the span's first build row and the probe row, both
+  ** last touched by the thread that staged them: fetch them ahead.  (Of
+  ** the first line alone, the join took 10% longer with threads 2.) */
   if( p->iStaged + 8 < p->nStaged ){
-    __builtin_prefetch(p->aStaged[p->iStaged + 8].pFrom);
-    __builtin_prefetch(p->aStaged[p->iStaged + 8].pRow);
+    const DsStaged *pAhead = &p->aStaged[p->iStaged + 8];
+    if( pAhead->pFrom ) dsRowPrefetch((const DsRow *)pAhead->pFrom);
+    dsRowPrefetch(pAhead->pRow);
   }
   pNext = &p->aStaged[p->iStaged++];
   p->pProbe = pNext->pRow;
