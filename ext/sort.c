@@ -764,7 +764,7 @@ static int dsRunTaskWrite(DsRunTask *t){
     int rc;
     /* In key order the rows are all over the arena: fetch ahead. */
     if( i + DS_SORT_AHEAD < pJob->n ){
-      __builtin_prefetch(a[i + DS_SORT_AHEAD].pRow);
+      dsRowPrefetch(a[i + DS_SORT_AHEAD].pRow);
     }
     if( dsSortJobStop(pJob, i) ){
       return pJob->rcStop ? pJob->rcStop : SQLITE_INTERRUPT;
@@ -1300,7 +1300,7 @@ static DsRow *dsSorterPeek(DsSorter *p, int i){
   i64 k = p->aiNext[i];
   if( k>=b->nEntry ) return 0;
   if( k + DS_SORT_AHEAD < b->nEntry ){
-    __builtin_prefetch(b->aEntry[k + DS_SORT_AHEAD].pRow);
+    dsRowPrefetch(b->aEntry[k + DS_SORT_AHEAD].pRow);
   }
   return b->aEntry[k].pRow;
 }
