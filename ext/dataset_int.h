@@ -80,6 +80,7 @@ SQLITE_EXTENSION_INIT3
 #include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef sqlite3_int64 i64;

@@ -53,10 +53,12 @@ struct DsRow {
 /* Fetch the cache lines of a row of up to 64 bytes (a row of a few
 ** numbers) ahead of its use: it starts anywhere in a line, 8-aligned, so
 ** most such rows lie across two.  Where another thread made or last read
-** the row, the second line is as sure a miss as the first. */
+** the row, the second line is as sure a miss as the first.  The second
+** address is worked out as an integer: past the end of a shorter row it
+** is no pointer into it, and a prefetch of any address is harmless. */
 DS_PREFETCHER void dsRowPrefetch(const DsRow *pRow){
   __builtin_prefetch(pRow);
-  __builtin_prefetch((const u8 *)pRow + 63);
+  __builtin_prefetch((const void *)((uintptr_t)pRow + 63));
 }
 
 i64 dsRowRoom(DsMem *pMem, u32 nData);
