@@ -98,6 +98,11 @@
 /* How often the caller waiting for a worker checks for an interrupt. */
 #define DS_RANGE_WAIT_MS 20
 
+/* Batches per worker (fewer under a small memory_limit: dsRangeShape),
+** and the batches a chunk of rowids fills. */
+#define DS_RANGE_QUEUE 64
+#define DS_RANGE_CHUNK_BATCHES 8
+
 /* Chunks at most: the rowids are cut into no more pieces than this. */
 #define DS_RANGE_MAX_CHUNKS 65536
 
@@ -180,7 +185,8 @@ struct DsRangeWorker {
   int bExited;            /* it returned (under the mutex) */
   i64 iStarted;           /* the last chunk it began to read, or -1 */
   DsRangeBatch *aBatch;   /* all its batches */
-  DsRangeBatch *pFree;    /* to fill */
+  DsRangeBatch *pFree;    /* to fill, the longest free first */
+  DsRangeBatch *pFreeTail;
   DsRangeBatch *pHead;    /* filled, oldest first */
   DsRangeBatch *pTail;
 };
@@ -237,6 +243,31 @@ static void dsRangeChunk(const DsRangeRead *p, i64 k, i64 *piLo, i64 *piHi){
   *piHi = (i64)((u64)p->iMin + nEnd);
 }
 
+/*
+** The free batches of a slot are filled in the order they were freed.
+** The batch the caller has just handed back is the one whose rows it
+** still holds in its cache; filled again at once (last freed, first
+** filled), its every line would be written while the caller's core
+** holds a copy.  Filled last, DS_RANGE_QUEUE batches later, most of
+** those copies are gone: uni 1Mx10M's broadcast join took 5% less time
+** with threads 2 so (docs/performance.md).  The mutex is held, or the
+** slot is the caller's own.
+*/
+static DsRangeBatch *dsRangeFreeTake(DsRangeWorker *w){
+  DsRangeBatch *b = w->pFree;
+  assert( b!=0 );
+  w->pFree = b->pNext;
+  if( w->pFree==0 ) w->pFreeTail = 0;
+  b->pNext = 0;
+  return b;
+}
+static void dsRangeFreePut(DsRangeWorker *w, DsRangeBatch *b){
+  b->pNext = 0;
+  if( w->pFreeTail ) w->pFreeTail->pNext = b;
+  else w->pFree = b;
+  w->pFreeTail = b;
+}
+
 /* A batch to fill for worker w with rows of its chunk k; NULL once the
 ** workers must stop, or, with *pbLost, when the caller took chunk k over
 ** before w began it (dsRangeAwait). */
@@ -249,9 +280,7 @@ static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w, i64 k,
   }
   *pbLost = p->aOwner[k]!=w->iWorker;
   if( !p->bStop && !*pbLost ){
-    b = w->pFree;
-    w->pFree = b->pNext;
-    b->pNext = 0;
+    b = dsRangeFreeTake(w);
     w->iStarted = k;
   }
   pthread_mutex_unlock(&p->mutex);
@@ -427,8 +456,7 @@ static void dsRangeRelease(DsRangeRead *p){
   p->nRowDone += b->nRead;
   p->base.nRow = p->nRowDone;
   pthread_mutex_lock(&p->mutex);
-  b->pNext = w->pFree;
-  w->pFree = b;
+  dsRangeFreePut(w, b);
   pthread_cond_broadcast(&p->freed);
   pthread_mutex_unlock(&p->mutex);
 }
@@ -454,10 +482,9 @@ static void dsRangeWait(DsRangeRead *p){
 ** the caller's work come back. */
 static int dsRangeMineRead(DsRangeRead *p){
   DsRangeWorker *m = p->pMine;
-  DsRangeBatch *b = m->pFree;
-  assert( b!=0 && p->iMineChunk>=0 );
-  m->pFree = b->pNext;
-  b->pNext = 0;
+  DsRangeBatch *b;
+  assert( m->pFree!=0 && p->iMineChunk>=0 );
+  b = dsRangeFreeTake(m);
   if( p->rcMine==SQLITE_OK ){
     dsRangeFill(p, m, b);
   }else{
@@ -1028,7 +1055,7 @@ static void dsRangeShape(DsRangeRead *p, i64 nRowGuess){
   i64 nAll = p->pConn->nMemLimit / 16;
   i64 nChunkRow;
   u64 nSpan;
-  p->nQueue = 16;
+  p->nQueue = DS_RANGE_QUEUE;
   for(;;){
     /* The caller's slot has as many batches as a worker. */
     p->nBatchByte = nAll / ((i64)(p->nWorker + 1) * p->nQueue);
@@ -1038,10 +1065,12 @@ static void dsRangeShape(DsRangeRead *p, i64 nRowGuess){
   if( p->nBatchByte<4096 ) p->nBatchByte = 4096;
   if( p->nBatchByte>256*1024 ) p->nBatchByte = 256*1024;
   p->nBatchRow = DS_BATCH;
-  /* A chunk should fill about half a worker's batches, so that each
-  ** worker has its next chunk ready while the others' are handed out. */
-  nChunkRow = (i64)(p->nQueue/2) * (p->nBatchByte/64 < DS_BATCH
-                                    ? p->nBatchByte/64 : DS_BATCH);
+  /* A chunk fills DS_RANGE_CHUNK_BATCHES batches (or half a worker's,
+  ** when the budget leaves fewer), so that each worker has its next
+  ** chunk ready while the others' are handed out. */
+  nChunkRow = (i64)(p->nQueue/2 < DS_RANGE_CHUNK_BATCHES
+                    ? p->nQueue/2 : DS_RANGE_CHUNK_BATCHES)
+            * (p->nBatchByte/64 < DS_BATCH ? p->nBatchByte/64 : DS_BATCH);
   if( nChunkRow<1 ) nChunkRow = 1;
   nSpan = p->nLast + 1;   /* 0: every rowid there is */
   if( nRowGuess<0 ) nRowGuess = nSpan ? (i64)(nSpan>>1) : (i64)(~(u64)0>>1);
@@ -1204,8 +1233,7 @@ static int dsRangeAllocBatches(DsRangeRead *p, DsRangeWorker *w){
     b->aRow = sqlite3_malloc64(sizeof(DsRow *) * (size_t)p->nBatchRow);
     b->aRowAt = sqlite3_malloc64(sizeof(i64) * (size_t)p->nBatchRow);
     if( b->aRow==0 || b->aRowAt==0 ) return SQLITE_NOMEM;
-    b->pNext = w->pFree;
-    w->pFree = b;
+    dsRangeFreePut(w, b);
   }
   return SQLITE_OK;
 }
