@@ -48,7 +48,7 @@ static u64 dsRealPrefix(double r){
 ** both: the gather loop and the merge ask for both for every row.
 */
 static u64 dsSortPrefix(const DsRow *pRow, int eOrder, int *pbExact){
-  DsValue v;
+  DsValue v = {0};      /* set: GCC at -O1 cannot tell decoding sets it */
   i64 i;
   if( dsRowKeyInt(pRow, &i) ){
     *pbExact = i > -((i64)1 << 50) && i < ((i64)1 << 50);
@@ -252,9 +252,8 @@ static int dsMergeSortEntries(DsSortJob *pJob, DsSortEntry *a,
 ** prefixes were left as they were (the keys of another type).
 */
 static int dsRefinePrefixes(DsSortEntry *a, i64 n){
-  DsValue v0, v;
+  DsValue v0 = {0}, v = {0};  /* set, as in dsSortPrefix */
   i64 i, nCommon;
-  memset(&v, 0, sizeof(v));
   dsValueDecode(a[0].pRow->aData, &v0);
   if( v0.eType!=DS_TEXT && v0.eType!=DS_BLOB ) return 0;
   nCommon = v0.n;
