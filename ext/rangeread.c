@@ -249,7 +249,7 @@ static void dsRangeChunk(const DsRangeRead *p, i64 k, i64 *piLo, i64 *piHi){
 ** still holds in its cache; filled again at once (last freed, first
 ** filled), its every line would be written while the caller's core
 ** holds a copy.  Filled last, DS_RANGE_QUEUE batches later, most of
-** those copies are gone: uni 1Mx10M's broadcast join took 5% less time
+** those copies are gone: uni 1Mx10M's broadcast join took 12% less time
 ** with threads 2 so (docs/performance.md).  The mutex is held, or the
 ** slot is the caller's own.
 */
