@@ -172,6 +172,14 @@ struct DsRangeBatch {
   int bSqlite;            /* rc is SQLite's own error (DsConn.rcSqlite) */
 };
 
+/* Batches in a line, first in first out: a worker's filled batches, as
+** the caller takes them in order, and its free ones (dsBatchPush). */
+typedef struct DsBatchQueue DsBatchQueue;
+struct DsBatchQueue {
+  DsRangeBatch *pHead;
+  DsRangeBatch *pTail;
+};
+
 struct DsRangeWorker {
   DsRangeRead *pRead;
   int iWorker;            /* or DS_RANGE_MINE */
@@ -185,10 +193,8 @@ struct DsRangeWorker {
   int bExited;            /* it returned (under the mutex) */
   i64 iStarted;           /* the last chunk it began to read, or -1 */
   DsRangeBatch *aBatch;   /* all its batches */
-  DsRangeBatch *pFree;    /* to fill, the longest free first */
-  DsRangeBatch *pFreeTail;
-  DsRangeBatch *pHead;    /* filled, oldest first */
-  DsRangeBatch *pTail;
+  DsBatchQueue free;      /* to fill, the longest free first */
+  DsBatchQueue filled;    /* filled, oldest first */
 };
 
 struct DsRangeRead {
@@ -244,28 +250,30 @@ static void dsRangeChunk(const DsRangeRead *p, i64 k, i64 *piLo, i64 *piHi){
 }
 
 /*
-** The free batches of a slot are filled in the order they were freed.
-** The batch the caller has just handed back is the one whose rows it
-** still holds in its cache; filled again at once (last freed, first
-** filled), its every line would be written while the caller's core
-** holds a copy.  Filled last, DS_RANGE_QUEUE batches later, most of
-** those copies are gone: uni 1Mx10M's broadcast join took 12% less time
-** with threads 2 so (docs/performance.md).  The mutex is held, or the
-** slot is the caller's own.
+** Add b at the end of q; take the batch at its head (q not empty).  The
+** mutex is held, or the slot is the caller's own.
+**
+** Free batches too are filled in the order they were freed.  The batch
+** the caller has just handed back is the one whose rows it still holds
+** in its cache; filled again at once (last freed, first filled), its
+** every line would be written while the caller's core holds a copy.
+** Filled last, DS_RANGE_QUEUE batches later, most of those copies are
+** gone: uni 1Mx10M's broadcast join took 12% less time with threads 2 so
+** (docs/performance.md).
 */
-static DsRangeBatch *dsRangeFreeTake(DsRangeWorker *w){
-  DsRangeBatch *b = w->pFree;
+static void dsBatchPush(DsBatchQueue *q, DsRangeBatch *b){
+  b->pNext = 0;
+  if( q->pTail ) q->pTail->pNext = b;
+  else q->pHead = b;
+  q->pTail = b;
+}
+static DsRangeBatch *dsBatchPop(DsBatchQueue *q){
+  DsRangeBatch *b = q->pHead;
   assert( b!=0 );
-  w->pFree = b->pNext;
-  if( w->pFree==0 ) w->pFreeTail = 0;
+  q->pHead = b->pNext;
+  if( q->pHead==0 ) q->pTail = 0;
   b->pNext = 0;
   return b;
-}
-static void dsRangeFreePut(DsRangeWorker *w, DsRangeBatch *b){
-  b->pNext = 0;
-  if( w->pFreeTail ) w->pFreeTail->pNext = b;
-  else w->pFree = b;
-  w->pFreeTail = b;
 }
 
 /* A batch to fill for worker w with rows of its chunk k; NULL once the
@@ -275,12 +283,12 @@ static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w, i64 k,
                                      int *pbLost){
   DsRangeBatch *b = 0;
   pthread_mutex_lock(&p->mutex);
-  while( !p->bStop && w->pFree==0 ){
+  while( !p->bStop && w->free.pHead==0 ){
     pthread_cond_wait(&p->freed, &p->mutex);
   }
   *pbLost = p->aOwner[k]!=w->iWorker;
   if( !p->bStop && !*pbLost ){
-    b = dsRangeFreeTake(w);
+    b = dsBatchPop(&w->free);
     w->iStarted = k;
   }
   pthread_mutex_unlock(&p->mutex);
@@ -290,8 +298,7 @@ static DsRangeBatch *dsRangeTakeFree(DsRangeRead *p, DsRangeWorker *w, i64 k,
 /* Worker w filled b: queue it for the caller. */
 static void dsRangePut(DsRangeRead *p, DsRangeWorker *w, DsRangeBatch *b){
   pthread_mutex_lock(&p->mutex);
-  if( w->pTail ) w->pTail->pNext = b; else w->pHead = b;
-  w->pTail = b;
+  dsBatchPush(&w->filled, b);
   pthread_cond_signal(&p->filled);
   pthread_mutex_unlock(&p->mutex);
 }
@@ -456,7 +463,7 @@ static void dsRangeRelease(DsRangeRead *p){
   p->nRowDone += b->nRead;
   p->base.nRow = p->nRowDone;
   pthread_mutex_lock(&p->mutex);
-  dsRangeFreePut(w, b);
+  dsBatchPush(&w->free, b);
   pthread_cond_broadcast(&p->freed);
   pthread_mutex_unlock(&p->mutex);
 }
@@ -483,8 +490,8 @@ static void dsRangeWait(DsRangeRead *p){
 static int dsRangeMineRead(DsRangeRead *p){
   DsRangeWorker *m = p->pMine;
   DsRangeBatch *b;
-  assert( m->pFree!=0 && p->iMineChunk>=0 );
-  b = dsRangeFreeTake(m);
+  assert( m->free.pHead!=0 && p->iMineChunk>=0 );
+  b = dsBatchPop(&m->free);
   if( p->rcMine==SQLITE_OK ){
     dsRangeFill(p, m, b);
   }else{
@@ -494,8 +501,7 @@ static int dsRangeMineRead(DsRangeRead *p){
     b->nRead = 0;
   }
   if( b->bEnd ) p->iMineChunk = -1;
-  if( m->pTail ) m->pTail->pNext = b; else m->pHead = b;
-  m->pTail = b;
+  dsBatchPush(&m->filled, b);
   /* Reading is the caller's work now: it checks for interrupts as it goes. */
   return dsTickerTick(&p->tick, (u32)b->nRead * DS_TICK_ROW);
 }
@@ -517,14 +523,6 @@ static void dsRangeMineClaim(DsRangeRead *p, i64 k){
   dsRangeMineStart(p, k);
 }
 
-/* The oldest batch of w's queue (the mutex held, for a worker's). */
-static DsRangeBatch *dsRangePop(DsRangeWorker *w){
-  DsRangeBatch *b = w->pHead;
-  w->pHead = b->pNext;
-  if( w->pHead==0 ) w->pTail = 0;
-  return b;
-}
-
 /* The next filled batch of the chunk being handed out, reading it or
 ** others meanwhile, or waiting for it: SQLITE_OK with *pb set, or an
 ** interrupt. */
@@ -542,16 +540,16 @@ static int dsRangeAwait(DsRangeRead *p, DsRangeBatch **pb){
     }
     if( p->aOwner[k]==DS_RANGE_MINE ){
       pthread_mutex_unlock(&p->mutex);
-      if( m->pHead==0 ){
+      if( m->filled.pHead==0 ){
         int rc = dsRangeMineRead(p);
         if( rc!=SQLITE_OK ) return rc;
       }
-      *pb = dsRangePop(m);
+      *pb = dsBatchPop(&m->filled);
       return SQLITE_OK;
     }
     w = &p->aWorker[p->aOwner[k]];
-    if( w->pHead ){
-      *pb = dsRangePop(w);
+    if( w->filled.pHead ){
+      *pb = dsBatchPop(&w->filled);
       pthread_mutex_unlock(&p->mutex);
       return SQLITE_OK;
     }
@@ -561,7 +559,8 @@ static int dsRangeAwait(DsRangeRead *p, DsRangeBatch **pb){
       pthread_mutex_unlock(&p->mutex);
       return SQLITE_MISUSE;
     }
-    if( w->iStarted<k && p->iMineChunk<0 && m->pHead==0 && m->pFree ){
+    if( w->iStarted<k && p->iMineChunk<0 && m->filled.pHead==0
+     && m->free.pHead ){
       /* Its worker claimed it but has not begun it (it may not even have
       ** a core just now): rather than wait, the caller reads it, and the
       ** worker, finding it gone, claims another (dsRangeTakeFree).  Only
@@ -571,14 +570,14 @@ static int dsRangeAwait(DsRangeRead *p, DsRangeBatch **pb){
       pthread_mutex_unlock(&p->mutex);
       continue;
     }
-    if( m->pFree ){
+    if( m->free.pHead ){
       if( p->iMineChunk<0 && p->iNextClaim<p->nChunk ){
         dsRangeMineClaim(p, p->iNextClaim);
       }
       bWork = p->iMineChunk>=0;
     }
     if( !bWork ) dsRangeWait(p);
-    bReady = w->pHead!=0;
+    bReady = w->filled.pHead!=0;
     pthread_mutex_unlock(&p->mutex);
     if( bWork || !bReady ){
       int rc = bWork ? dsRangeMineRead(p) : dsTickerCheck(&p->tick);
@@ -1233,7 +1232,7 @@ static int dsRangeAllocBatches(DsRangeRead *p, DsRangeWorker *w){
     b->aRow = sqlite3_malloc64(sizeof(DsRow *) * (size_t)p->nBatchRow);
     b->aRowAt = sqlite3_malloc64(sizeof(i64) * (size_t)p->nBatchRow);
     if( b->aRow==0 || b->aRowAt==0 ) return SQLITE_NOMEM;
-    dsRangeFreePut(w, b);
+    dsBatchPush(&w->free, b);
   }
   return SQLITE_OK;
 }
