@@ -70,7 +70,7 @@ VERSION   := $(shell cat VERSION)
 # Shared libraries are .dylib on macOS, .so elsewhere.
 SO        := $(if $(filter Darwin,$(shell uname -s)),.dylib,.so)
 LIB       := build/dataset$(SO)
-DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -fPIC \
+DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC \
              -pthread -DDS_VERSION='"$(VERSION)"'
 # The shared library exports sqlite3_dataset_init alone: hidden symbols let
 # the compiler inline and call directly across the sources (-flto).

@@ -240,6 +240,7 @@ struct DsMem {
 
 void dsMemInit(DsMem *pMem, DsConn *pConn);
 void *dsMalloc(DsMem *pMem, i64 n);
+void *dsMallocToFill(DsMem *pMem, i64 n);
 void *dsRealloc(DsMem *pMem, void *p, i64 n);
 void dsFree(DsMem *pMem, void *p);
 int dsMemOverBudget(const DsMem *pMem);

@@ -20,6 +20,9 @@ struct DsHashPart {
   const i64 *aOff;        /* mask+2 offsets: slot s is aOff[s]..aOff[s+1] */
   u64 mask;               /* slots - 1 */
   i64 nByte;              /* bytes of aRow */
+  u8 *aBlock;             /* the allocation this sub-table frees, or NULL:
+                          ** its rows, and those of the sub-tables after
+                          ** it that share it (hashtable.c) */
 };
 
 typedef struct DsHashTable DsHashTable;
@@ -32,7 +35,7 @@ struct DsHashTable {
 
 int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
                      DsRow *const *apList, const i64 *anRow,
-                     DsArena *const *apArena, DsOp *pOp);
+                     DsArena *const *apArena, i64 nReserve, DsOp *pOp);
 void dsHashTableFree(DsHashTable *p);
 i64 dsHashTableDirectoryBytes(const i64 *anRow, int nPart);
 

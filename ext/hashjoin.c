@@ -790,7 +790,9 @@ static int dsHashNextUnmatched(DsHashJoin *p, DsRow **ppRow){
 /*
 ** Build the table over every build row held in memory, a sub-table per
 ** partition.  Making it copies one partition at a time: first make sure
-** that the largest, twice, fits in the budget with the directories.
+** that the largest, twice, fits in the budget with the directories.  (It
+** copies a few at a time into one block where that leaves the quarter of
+** the budget kept for the probe free: hashtable.c.)
 */
 static int dsHashBuildTable(DsHashJoin *p){
   const DsConn *pConn = p->pOp->pConn;
@@ -821,7 +823,7 @@ static int dsHashBuildTable(DsHashJoin *p){
     p->aPart[i].pBuild = 0;
   }
   return dsHashTableBuild(&p->ht, &p->pOp->mem, DS_FANOUT, apList, anRow,
-                          apArena, p->pOp);
+                          apArena, pConn->nMemLimit/4, p->pOp);
 }
 
 /* Start probing the table with pList, then pSrc. */
@@ -846,7 +848,7 @@ static int dsHashStartPart(DsHashJoin *p, int *pbSkip){
   {
     DsArena *pArena = &pPart->arena;
     rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pPart->pBuild,
-                          &pPart->nBuild, &pArena, p->pOp);
+                          &pPart->nBuild, &pArena, 0, p->pOp);
   }
   pPart->pBuild = 0;
   if( rc!=SQLITE_OK ) return rc;
@@ -990,7 +992,7 @@ static int dsBnlLoad(DsHashJoin *p, int *pbEnd){
   if( n==0 ) return SQLITE_OK;
   {
     DsArena *pArena = &p->chunkArena;
-    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pList, &n, &pArena,
+    rc = dsHashTableBuild(&p->ht, &p->pOp->mem, 1, &pList, &n, &pArena, 0,
                           p->pOp);
   }
   if( rc!=SQLITE_OK ) return rc;

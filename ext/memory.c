@@ -17,6 +17,8 @@
 */
 #include "dataset_int.h"
 
+#include <sys/mman.h>
+
 #define DS_CHUNK_MIN  (4 * 1024)
 #define DS_CHUNK_MAX  (1024 * 1024)
 
@@ -46,10 +48,80 @@ void dsMemInit(DsMem *pMem, DsConn *pConn){
   pMem->nRoomChunk = 0;
 }
 
+/*
+** Fresh memory, touched for the first time.  Each first touch of a 4 KiB
+** page is a page fault, and on some machines an expensive one: in a
+** virtual machine that shadows the guest's page tables it took 5 to 10 us
+** per page, so that a 1M-row hash join spent a third of its build (100
+** ms and more) in the faults of the memory its rows were copied into.
+** Two hints to the kernel make that cheaper, Linux's alone; each is only
+** a hint, whose failure (an older kernel, an allocator's memory it does
+** not apply to) changes nothing, and the memory stays the allocator's:
+**
+**   - a buffer of several MiB is asked for on transparent huge pages
+**     (MADV_HUGEPAGE), over the part of it that covers whole 2 MiB pages:
+**     one fault per 2 MiB;
+**   - a buffer the caller is about to fill (dsMallocToFill: an arena's
+**     chunk, a hash table's rows) has its pages made at once
+**     (MADV_POPULATE_WRITE): one system call instead of a fault per page.
+*/
+#define DS_PAGE         ((uintptr_t)4096)
+#define DS_HUGE_PAGE    ((uintptr_t)2 * 1024 * 1024)
+#define DS_HUGE_MIN     (4 * 1024 * 1024)
+#define DS_PREFAULT_MIN (64 * 1024)
+
+/* -DDS_OMIT_PAGE_ADVICE leaves the hints out. */
+#if defined(__linux__) && !defined(DS_OMIT_PAGE_ADVICE)
+# define DS_PAGE_ADVICE 1
+#endif
+
+#ifdef DS_PAGE_ADVICE
+/* madvise(iAdvice) on the whole pages (of nPage bytes) within p's n
+** bytes.  (Where pages are larger than 4 KiB, the prefault's range may
+** start inside one: madvise() refuses it, and nothing is lost.) */
+static void dsAdvisePages(void *p, i64 n, uintptr_t nPage, int iAdvice){
+  uintptr_t iStart = ((uintptr_t)p + nPage - 1) & ~(nPage - 1);
+  uintptr_t iEnd = ((uintptr_t)p + (uintptr_t)n) & ~(nPage - 1);
+  if( iEnd>iStart ) (void)madvise((void *)iStart, iEnd - iStart, iAdvice);
+}
+#endif
+
+/* Ask for huge pages for p's n bytes, where they would cover enough. */
+static void dsAdviseHugePages(void *p, i64 n){
+#if defined(DS_PAGE_ADVICE) && defined(MADV_HUGEPAGE)
+  if( n>=DS_HUGE_MIN ) dsAdvisePages(p, n, DS_HUGE_PAGE, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
+/* Make the pages of p's n bytes now, where there are enough of them. */
+static void dsPrefault(void *p, i64 n){
+#if defined(DS_PAGE_ADVICE) && defined(MADV_POPULATE_WRITE)
+  if( n>=DS_PREFAULT_MIN ) dsAdvisePages(p, n, DS_PAGE, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 void *dsMalloc(DsMem *pMem, i64 n){
   void *p = sqlite3_malloc64((sqlite3_uint64)(n > 0 ? n : 1));
-  if( p ) dsMemCharge(pMem, (i64)sqlite3_msize(p));
-  else dsMemFailed(pMem, n);
+  if( p ){
+    dsMemCharge(pMem, (i64)sqlite3_msize(p));
+    dsAdviseHugePages(p, n);
+  }else{
+    dsMemFailed(pMem, n);
+  }
+  return p;
+}
+
+/* dsMalloc() of n bytes that the caller is about to write, all of them:
+** their pages are made at once. */
+void *dsMallocToFill(DsMem *pMem, i64 n){
+  void *p = dsMalloc(pMem, n);
+  if( p ) dsPrefault(p, n);
   return p;
 }
 
@@ -156,7 +228,7 @@ void *dsArenaGrow(DsArena *p, i64 n){
     p->pFree = p->pEnd = 0;     /* no room left to allocate from, on OOM */
     dsFree(p->pMem, pEmpty);
   }
-  pNew = dsMalloc(p->pMem, nChunk);
+  pNew = dsMallocToFill(p->pMem, nChunk);
   if( pNew==0 ) return 0;
   pNew->pPrev = p->pChunk;
   pNew->nByte = nChunk;

@@ -207,9 +207,11 @@ append c {/*
 }
 append c "#ifndef DS_VERSION\n# define DS_VERSION \"$version\"\n#endif\n"
 append c {
-/* The sources are POSIX (pread, mkstemp, pthreads). */
+/* The sources are POSIX (pread, mkstemp, pthreads), and on Linux give
+** the kernel hints about large buffers (madvise: memory.c). */
 #if !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE)
 # define _POSIX_C_SOURCE 200809L
+# define _DEFAULT_SOURCE 1
 #endif
 
 /* The assert()s of the sources check the invariants their comments state:
