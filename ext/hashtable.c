@@ -22,7 +22,7 @@
 ** The rows are copied list by list and each list's arena is freed as soon
 ** as its rows are in place, so making the table holds at most one list
 ** twice, or a block of a few lists' rows where the budget has room for
-** it (dsHashAllocRows).  Partitioning uses high bits of the hash, the
+** it (dsHashAllocBlock).  Partitioning uses high bits of the hash, the
 ** slot low bits.
 **
 ** The Bloom filter of key hashes (DsBloom) lives here too: hash joins keep
@@ -117,7 +117,7 @@ static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList, DsOp *pOp){
 
 /*
 ** The rows of sub-tables are allocated together, in blocks of at least
-** this many bytes where the budget has room for one (dsHashAllocRows), so
+** this many bytes where the budget has room for one (dsHashAllocBlock), so
 ** that they go on huge pages (memory.c): a 1M-row table in 32 sub-tables
 ** of 1.5 MB took a third less time to make in blocks of 8 MiB.  A larger
 ** block would only hold more memory at once while the lists are freed.
@@ -138,30 +138,45 @@ static int dsHashLayOut(DsHashTable *p, int iPart, DsRow *pList, i64 n){
 }
 
 /*
-** Allocate the rows of sub-tables iFirst to iEnd-1, nByte bytes in all:
-** one block if the connection's budget has room for it and nReserve bytes
-** more, else a block for each.  A sub-table frees the block it begins
-** (DsHashPart.aBlock).
+** Allocate the rows of sub-tables iFirst to iEnd-1, nByte bytes in all,
+** as one block if the connection's budget has room for it and nReserve
+** bytes more; else nothing is allocated here (dsHashPlaceRows allocates
+** each sub-table's rows as it comes to it).  A sub-table frees the block
+** it begins (DsHashPart.aBlock).
 */
-static int dsHashAllocRows(DsHashTable *p, int iFirst, int iEnd, i64 nByte,
-                           i64 nReserve){
+static int dsHashAllocBlock(DsHashTable *p, int iFirst, int iEnd,
+                            i64 nByte, i64 nReserve){
   const DsConn *pConn = p->pMem->pConn;
-  int bOne = pConn==0
-          || pConn->nMemUsed + nByte <= pConn->nMemLimit - nReserve;
   u8 *aNext = 0;
   int i;
+  if( pConn && pConn->nMemUsed + nByte > pConn->nMemLimit - nReserve ){
+    return SQLITE_OK;
+  }
   for(i=iFirst; i<iEnd; i++){
     DsHashPart *pPart = &p->aPart[i];
     if( pPart->nByte==0 ) continue;
     if( aNext==0 ){
-      aNext = pPart->aBlock = dsMallocToFill(p->pMem,
-                                             bOne ? nByte : pPart->nByte);
+      aNext = pPart->aBlock = dsMallocToFill(p->pMem, nByte);
       if( aNext==0 ) return SQLITE_NOMEM;
     }
     pPart->aRow = aNext;
-    aNext = bOne ? aNext + pPart->nByte : 0;
+    aNext += pPart->nByte;
   }
   return SQLITE_OK;
+}
+
+/* Copy the rows of pList into sub-table iPart, laid out already, giving
+** it a block of its own first unless it has its share of one. */
+static int dsHashPlaceRows(DsHashTable *p, int iPart, DsRow *pList,
+                           DsOp *pOp){
+  DsHashPart *pPart = &p->aPart[iPart];
+  if( pPart->nByte==0 ) return SQLITE_OK;
+  if( pPart->aRow==(u8 *)aNoRows ){
+    pPart->aBlock = dsMallocToFill(p->pMem, pPart->nByte);
+    if( pPart->aBlock==0 ) return SQLITE_NOMEM;
+    pPart->aRow = pPart->aBlock;
+  }
+  return dsHashPartPlace(pPart, pList, pOp);
 }
 
 /*
@@ -169,7 +184,7 @@ static int dsHashAllocRows(DsHashTable *p, int iFirst, int iEnd, i64 nByte,
 ** sub-table i of list i.  The rows are copied; apArena[i], where not
 ** NULL, holds list i's rows and is cleared once they are copied, so that
 ** making the table holds the lists and one block of rows more (a few
-** lists' worth, see dsHashAllocRows, or one list's where nReserve, the
+** lists' worth, see dsHashAllocBlock, or one list's where nReserve, the
 ** part of the budget the caller keeps free, leaves no room for that).
 ** pOp's interrupt check is ticked as rows are placed: SQLITE_INTERRUPT
 ** leaves a table that dsHashTableFree() frees.
@@ -192,13 +207,11 @@ int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
       if( rc!=SQLITE_OK ) return rc;
       nBlock += p->aPart[iEnd].nByte;
     }
-    rc = dsHashAllocRows(p, i, iEnd, nBlock, nReserve);
+    rc = dsHashAllocBlock(p, i, iEnd, nBlock, nReserve);
     if( rc!=SQLITE_OK ) return rc;
     for(j=i; j<iEnd; j++){
-      if( p->aPart[j].nByte>0 ){
-        rc = dsHashPartPlace(&p->aPart[j], apList[j], pOp);
-        if( rc!=SQLITE_OK ) return rc;
-      }
+      rc = dsHashPlaceRows(p, j, apList[j], pOp);
+      if( rc!=SQLITE_OK ) return rc;
       p->nRow += anRow[j];
       if( apArena && apArena[j] ) dsArenaClear(apArena[j]);
     }
