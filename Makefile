@@ -70,8 +70,9 @@ VERSION   := $(shell cat VERSION)
 # Shared libraries are .dylib on macOS, .so elsewhere.
 SO        := $(if $(filter Darwin,$(shell uname -s)),.dylib,.so)
 LIB       := build/dataset$(SO)
-DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -Wall -Wextra -fPIC \
-             -pthread -DDS_VERSION='"$(VERSION)"'
+# _DEFAULT_SOURCE beside POSIX: madvise() and its MADV_ hints (memory.c).
+DS_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+             -Wall -Wextra -fPIC -pthread -DDS_VERSION='"$(VERSION)"'
 # The shared library exports sqlite3_dataset_init alone: hidden symbols let
 # the compiler inline and call directly across the sources (-flto).
 SO_CFLAGS := -fvisibility=hidden -flto=auto
