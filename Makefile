@@ -14,8 +14,8 @@
 #                    and fault injection
 #   make sanitize    the whole test suite under AddressSanitizer and
 #                    UndefinedBehaviorSanitizer (build/sanitize/); CI's,
-#                    with every 2nd fault point of faults.test's allocation
-#                    loops (FAULT_STEP=1 tries them all, about 8 min more)
+#                    with every 2nd fault point of the allocation loops of
+#                    faults*.test (FAULT_STEP=1 tries them all)
 #   make valgrind    the whole test suite under valgrind memcheck (slow)
 #                    Both take TESTS='GLOB ...' (runall.tcl's arguments)
 #   make install     install the extension under $(PREFIX) (default
@@ -157,8 +157,9 @@ demo: $(LIB) | deps-demo
 	done
 
 # The suite under tclsh with build/dataset.so loaded, as users load it,
-# except faults.test, which needs the test program's fault injection and
-# so runs in build/testfixture (DS_TESTFIXTURE); one total ends the run.
+# except faults*.test, which need the test program's fault injection and
+# so run in build/testfixture (DS_TESTFIXTURE); one total ends the run.
+# runall.tcl runs as many files at once as there are cores (DS_TEST_JOBS).
 # The suite also runs the soak driver briefly (tests/soak.test) and replays
 # the fuzz corpus (tests/fuzz.test): both are built first.  TESTS globs
 # reach runall.tcl unexpanded (set -f): the shell would expand packaging*
@@ -189,10 +190,10 @@ SAN_DIR    := build/sanitize
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
 # Instrumented code runs about three times slower: faults.test alone takes
-# about 17 minutes with every fault point, past runall.tcl's default 900 s
-# per file, so a file may take three times as long here (make sanitize
-# TIMEOUT=N changes it).  Every point runs natively in `make test`; here
-# every 2nd (FAULT_STEP), which keeps CI's run well under 45 minutes.
+# past runall.tcl's default 900 s per file, so a file may take three
+# times as long here (make sanitize TIMEOUT=N changes it).  Every fault
+# point runs natively in `make test`; here every 2nd (FAULT_STEP), which
+# keeps CI's run under 45 minutes.
 SAN_ENV    := DS_TEST_TIMEOUT=$(or $(TIMEOUT),2700) \
               DS_FAULT_STEP=$(or $(FAULT_STEP),2) \
               ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1 \
@@ -240,7 +241,7 @@ sanitize: $(SAN_DIR)/testfixture $(SAN_DIR)/sqlite3 build/soak build/fuzz_replay
 # process; a test file that fails under memcheck but passes natively is a
 # failure of valgrind's emulation of SQLite's long double arithmetic, not
 # of the extension.  Slow (an hour or more); not part of CI.
-# DS_FAULT_STEP samples faults.test's allocation loops.
+# DS_FAULT_STEP samples the allocation loops of faults*.test.
 valgrind: build/testfixture $(LIB) | deps-test deps-valgrind
 	set -f; DS_SANITIZER=valgrind DS_TEST_TIMEOUT=$(or $(TIMEOUT),14400) \
 	DS_FAULT_STEP=$(or $(FAULT_STEP),7) \
