@@ -20,6 +20,12 @@
 **      its read lock at once.  Any failure (a lock refused, a schema the
 **      new connection cannot parse, a collation only the caller has) means
 **      the serial reader is used after all; nothing has been read yet.
+**      Each reads the file through memory mapping (PRAGMA mmap_size, up
+**      to SQLite's own limit): a page is then read where the kernel keeps
+**      it, not copied into the connection's cache by a pread() call, which
+**      took a tenth of a 10M-row join's CPU time.  Mapping is safe here
+**      because of the rule below: no one can commit, and so shorten the
+**      file, while the caller holds its read lock.
 **
 **   3. The rowids are cut into chunks, which the workers claim in order as
 **      they come to them, each reading its chunk through a reader of its
@@ -1106,6 +1112,11 @@ static int dsRangeExec(DsRangeWorker *w, const char *zSql){
   return sqlite3_exec(w->conn.db, zSql, 0, 0, 0);
 }
 
+/* The mmap_size asked of a worker's connection: the whole file, which
+** SQLite cuts to its compile-time SQLITE_MAX_MMAP_SIZE (2 GiB by default;
+** 0, no mapping, where the build or the VFS has none). */
+#define DS_RANGE_MMAP "PRAGMA main.mmap_size = 1099511627776"
+
 /*
 ** Open worker w's connection on t's file, take its read lock inside a
 ** transaction (kept until it closes), and prepare its reader of pIn's
@@ -1134,6 +1145,7 @@ static int dsRangeConnect(DsRangeRead *p, DsRangeWorker *w,
     }
     rc = dsRegisterReader(w->conn.db);
   }
+  if( rc==SQLITE_OK ) rc = dsRangeExec(w, DS_RANGE_MMAP);
   if( rc==SQLITE_OK ) rc = dsRangeExec(w, "BEGIN");
   zLock = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM main.\"%w\" "
                           "LIMIT 1)", t->zName);
