@@ -223,7 +223,7 @@ proc json_value_sql {x} {
 # afterwards as tasks, each probing a file of about 470 rows of tp: keys
 # of mixed types (integers, reals equal to them, other reals, -0.0 and 0,
 # text, BLOBs, NULLs), a few rows a key, rows wide enough to spill.
-# threads.test and faults.test (8.x both) join them.
+# threads.test and faults_threads.test (8.x both) join them.
 proc create_ahead_tables {{db db}} {
   $db eval {
     CREATE TABLE tb(id INTEGER PRIMARY KEY, k, p);
