@@ -190,7 +190,7 @@ SAN_DIR    := build/sanitize
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
               -fno-sanitize-recover=all
 # Instrumented code runs about three times slower: faults.test alone takes
-# past runall.tcl's default 900 s per file, so a file may take three
+# longer than runall.tcl's default 900 s per file, so a file may take three
 # times as long here (make sanitize TIMEOUT=N changes it).  Every fault
 # point runs natively in `make test`; here every 2nd (FAULT_STEP), which
 # keeps CI's run under 45 minutes.

@@ -1,9 +1,9 @@
 # faults_common.tcl: what faults.test and faults_threads.test share,
-# sourced by both after tester.tcl: the spill directory, the data (test
-# faults-1.0), and the allocation-failure loop do_malloc_test with its
-# checks (no byte, descriptor or spill file left; the connection still
-# answers).  faults.test's header says what the loop does.
-
+# sourced by both after tester.tcl: the spill directory, the data (tests
+# faults-1.0 and faults-1.0.sp), and the allocation-failure loop
+# do_malloc_test with its checks (no byte, descriptor or spill file left;
+# the connection still answers).  faults.test's header says what the loop
+# does.
 
 set STEP 1
 if {[info exists env(DS_FAULT_STEP)] && [string is integer -strict $env(DS_FAULT_STEP)]
