@@ -201,6 +201,17 @@ static inline int dsTickerTick(DsTicker *p, u32 n){
   return dsTickerCheck(p);
 }
 
+/* Work split into items run by the caller and helper threads at once
+** (threads.c).  An item allocates nothing and calls no SQLite; it calls
+** dsSplitTick() as it goes and stops when that fails.  *pnThread becomes
+** at least the threads that ran items, the caller's included. */
+typedef struct DsSplit DsSplit;
+typedef struct DsSplitWork DsSplitWork;
+int dsSplitRun(DsConn *pConn, DsTicker *pTicker, int bParallel, int nItem,
+               int (*xItem)(void *, int, DsSplitWork *), void *pArg,
+               int *pnThread);
+int dsSplitTick(DsSplitWork *pWork, u32 n);
+
 /*
 ** The progress line (progress.c).  The periodic points that look at it
 ** (the ticker's check, a reader's batch) test DsConn.pProgress first:
@@ -230,12 +241,16 @@ int dsRegisterTestHooks(sqlite3 *db, DsConn *pConn);
 ** geometrically, so a small input costs little and a large one few calls.
 */
 typedef struct DsMem DsMem;
+typedef struct DsChunk DsChunk;
+typedef struct DsChunkPool DsChunkPool;
 struct DsMem {
   DsConn *pConn;
   i64 nUsed;              /* bytes this operator holds */
   i64 nPeak;              /* most it ever held */
   i64 nRoomLimit;         /* dsRowRoom(): the memory_limit for which */
   i64 nRoomChunk;         /* an arena's chunks stop growing at this size */
+  DsChunkPool *pPool;     /* the chunks of arenas made by dsArenaInitPool(),
+                          ** or NULL: it holds none */
 };
 
 void dsMemInit(DsMem *pMem, DsConn *pConn);
@@ -245,18 +260,32 @@ void *dsRealloc(DsMem *pMem, void *p, i64 n);
 void dsFree(DsMem *pMem, void *p);
 int dsMemOverBudget(const DsMem *pMem);
 
-typedef struct DsChunk DsChunk;
+/* Chunks of arenas cut from slabs on huge pages (memory.c). */
+#define DS_POOL_CLASSES 5   /* free lists: chunks of 64 KiB to 1 MiB */
+typedef struct DsSlab DsSlab;
+struct DsChunkPool {
+  i64 nSlabMax;           /* the largest slab; 0: every chunk allocated */
+  DsSlab *pSlab;          /* the newest slab, linked to the older ones */
+  i64 iCut;               /* its bytes cut into chunks so far */
+  i64 nTaken;             /* bytes of the chunks taken, not given back */
+  DsChunk *apFree[DS_POOL_CLASSES];  /* chunks given back, by size */
+};
+void dsPoolStart(DsChunkPool *p, DsMem *pMem);
+void dsPoolEnd(DsChunkPool *p, DsMem *pMem);
+
 typedef struct DsArena DsArena;
 struct DsArena {
   DsMem *pMem;
   DsChunk *pChunk;        /* newest chunk, linked to the older ones */
   u8 *pFree;              /* next free byte of pChunk */
   u8 *pEnd;               /* end of pChunk */
-  i64 nNext;              /* size of the next chunk to allocate */
+  u32 nNext;              /* size of the next chunk to allocate */
+  int bPool;              /* its chunks come from pMem->pPool */
   i64 nByte;              /* bytes held by all chunks */
 };
 
 void dsArenaInit(DsArena *p, DsMem *pMem);
+void dsArenaInitPool(DsArena *p, DsMem *pMem);
 void *dsArenaGrow(DsArena *p, i64 n);
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
 int dsArenaWouldExceed(const DsArena *p, i64 n, i64 nReserve);

@@ -29,6 +29,7 @@ typedef struct DsHashTable DsHashTable;
 struct DsHashTable {
   DsMem *pMem;
   DsHashPart *aPart;      /* NULL: no table */
+  i64 *aDir;              /* the directories of all sub-tables, one block */
   int nPart;
   i64 nRow;
 };

@@ -101,6 +101,7 @@ struct DsHashJoin {
   DsSource *pProbeSrc;
   DsTask *pTask;          /* the task being run (owns its files), or NULL */
   DsPart aPart[DS_FANOUT];
+  DsChunkPool pool;       /* the chunks of the partitions' arenas */
   i64 nMemRows;           /* build rows held in memory */
   i64 nDirBytes;          /* dsHashOverBudget(): the size of the directory */
   i64 nDirLo, nDirHi;     /* of any count of rows above nDirLo, up to
@@ -156,16 +157,27 @@ static int dsPartOf(u64 hash, int iLevel){
   return (int)(h >> (64 - DS_FANOUT_BITS));
 }
 
-/* The sub-table of the table that holds hash: the table of a broadcast
-** has one per partition, that of one partition or chunk only one. */
-static int dsHashSubTable(const DsHashJoin *p, u64 hash){
-  return p->ht.nPart==1 ? 0 : dsPartOf(hash, p->iLevel);
+/* The sub-table of table pHt, made at level iLevel, that holds hash: the
+** table of a broadcast has one per partition, that of one partition or
+** chunk only one. */
+static int dsHashSubTable(const DsHashTable *pHt, int iLevel, u64 hash){
+  return pHt->nPart==1 ? 0 : dsPartOf(hash, iLevel);
+}
+
+/* The first row of hash's slot in table pHt of level iLevel, and the end
+** of its rows into *ppEnd. */
+DS_PREFETCHER DsRow *dsHashSlotRows(const DsHashTable *pHt, int iLevel,
+                                    u64 hash, const u8 **ppEnd){
+  return dsHashTableSlot(pHt, dsHashSubTable(pHt, iLevel, hash), hash,
+                         ppEnd);
 }
 
 /* Fetch the directory entry of hash's slot into the cache, ahead of the
 ** probe that reads it. */
-DS_PREFETCHER void dsHashPrefetchSlot(const DsHashJoin *p, u64 hash){
-  __builtin_prefetch(dsHashTableSlotAddr(&p->ht, dsHashSubTable(p, hash),
+DS_PREFETCHER void dsHashPrefetchSlot(const DsHashTable *pHt, int iLevel,
+                                      u64 hash){
+  __builtin_prefetch(dsHashTableSlotAddr(pHt,
+                                         dsHashSubTable(pHt, iLevel, hash),
                                          hash));
 }
 
@@ -174,16 +186,15 @@ DS_PREFETCHER void dsHashPrefetchSlot(const DsHashJoin *p, u64 hash){
 ** the slot of the row at the distance, whose directory entry should be in
 ** the cache by then.  Without the second step each probe waits for the
 ** slot's rows after its directory entry: a dependent miss per row. */
-DS_PREFETCHER void dsHashPrefetchAhead(const DsHashJoin *p,
+DS_PREFETCHER void dsHashPrefetchAhead(const DsHashTable *pHt, int iLevel,
                                        DsRow *const *aRow, int i, int nRow){
   int iAhead = i + DS_PREFETCH_AHEAD;
   if( iAhead + DS_PREFETCH_AHEAD < nRow ){
-    dsHashPrefetchSlot(p, aRow[iAhead + DS_PREFETCH_AHEAD]->hash);
+    dsHashPrefetchSlot(pHt, iLevel, aRow[iAhead + DS_PREFETCH_AHEAD]->hash);
   }
   if( iAhead < nRow ){
-    u64 h = aRow[iAhead]->hash;
     const u8 *pEnd;
-    dsRowPrefetch(dsHashTableSlot(&p->ht, dsHashSubTable(p, h), h, &pEnd));
+    dsRowPrefetch(dsHashSlotRows(pHt, iLevel, aRow[iAhead]->hash, &pEnd));
   }
 }
 
@@ -557,7 +568,7 @@ static int dsHashFillBatch(DsHashJoin *p){
     ** this many ahead as it goes (a thousand prefetches at once would
     ** mostly be dropped: the CPU tracks only so many misses). */
     for(i=0; i<n && i<2*DS_PREFETCH_AHEAD; i++){
-      dsHashPrefetchSlot(p, p->aBatch[i]->hash);
+      dsHashPrefetchSlot(&p->ht, p->iLevel, p->aBatch[i]->hash);
     }
   }
   p->nBatch = n;
@@ -605,19 +616,26 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
                             DsStaged *aOut){
   const DsHashJoin *p = (const DsHashJoin *)((const char *)pStage
                                  - offsetof(DsHashJoin, stage));
-  const DsHashTable *pHt = &p->ht;
+  /* Copies of what the loop reads of the join, taken once a batch.  Read
+  ** through p for every row, they may share a cache line with what the
+  ** caller writes for every row it hands out (the queue, the span being
+  ** walked), and each write takes the line from this thread: that
+  ** slowed the probe by a tenth, or not at all, as the layout of
+  ** DsHashJoin happened to fall. */
+  const DsHashTable ht = p->ht;
+  const int iLevel = p->iLevel;
+  const int bKeepProbe = p->bKeepProbe;
   int i, n = 0;
   for(i=0; i<nRow && i<2*DS_PREFETCH_AHEAD; i++){
-    dsHashPrefetchSlot(p, aRow[i]->hash);
+    dsHashPrefetchSlot(&ht, iLevel, aRow[i]->hash);
   }
   for(i=0; i<nRow; i++){
     DsRow *pRow = aRow[i];
     const u8 *pFrom = 0, *pTo = 0;
-    dsHashPrefetchAhead(p, aRow, i, nRow);
+    dsHashPrefetchAhead(&ht, iLevel, aRow, i, nRow);
     if( (pRow->flags & DS_ROW_NULLKEY)==0 ){
       const u8 *pEnd;
-      const DsRow *pBuild = dsHashTableSlot(pHt, dsHashSubTable(p, pRow->hash),
-                                            pRow->hash, &pEnd);
+      const DsRow *pBuild = dsHashSlotRows(&ht, iLevel, pRow->hash, &pEnd);
       int nAfter = 0;
       while( (const u8 *)pBuild < pEnd ){
         const u8 *pNext = (const u8 *)pBuild + DS_ROW_STRIDE(pBuild);
@@ -639,7 +657,7 @@ static int dsHashStageBatch(const DsRowStage *pStage, DsRow **aRow, int nRow,
         pBuild = (const DsRow *)pNext;
       }
     }
-    if( pFrom || p->bKeepProbe ){
+    if( pFrom || bKeepProbe ){
       aOut[n].pRow = pRow;
       aOut[n].pFrom = pFrom;
       aOut[n].pTo = pTo;
@@ -736,7 +754,8 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
       }
     }
     if( p->ht.aPart ){
-      dsHashPrefetchAhead(p, p->aBatch, p->iBatch, p->nBatch);
+      dsHashPrefetchAhead(&p->ht, p->iLevel, p->aBatch, p->iBatch,
+                          p->nBatch);
     }
     pRow = p->aBatch[p->iBatch++];
     /* The one tick per probe row, skipped or not. */
@@ -757,8 +776,8 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
     }
     p->pProbe = pRow;
     p->bProbeMatched = (pRow->flags & DS_ROW_MATCHED)!=0;
-    p->pChain = dsHashTableSlot(&p->ht, dsHashSubTable(p, pRow->hash),
-                                pRow->hash, &p->pChainEnd);
+    p->pChain = dsHashSlotRows(&p->ht, p->iLevel, pRow->hash,
+                               &p->pChainEnd);
     return SQLITE_OK;
   }
 }
@@ -1302,6 +1321,7 @@ static void dsHashClose(DsPairIter *pIter){
       dsSpillClose(p->aPart[i].pBuildFile);
       dsSpillClose(p->aPart[i].pProbeFile);
     }
+    dsPoolEnd(&p->pool, pMem);
     while( p->pTasks ){
       DsTask *pNext = p->pTasks->pNext;
       dsTaskFree(p->pTasks);
@@ -1343,9 +1363,10 @@ int dsHashJoinOpen(DsOp *pOp, int iBuild, int bRepartition,
   p->bPartProbe = bRepartition;
   p->pBuildSrc = pOp->apSrc[iBuild];
   p->pProbeSrc = pOp->apSrc[1 - iBuild];
+  dsPoolStart(&p->pool, &pOp->mem);
   for(i=0; i<DS_FANOUT; i++){
-    dsArenaInit(&p->aPart[i].arena, &pOp->mem);
-    dsArenaInit(&p->aPart[i].probeArena, &pOp->mem);
+    dsArenaInitPool(&p->aPart[i].arena, &pOp->mem);
+    dsArenaInitPool(&p->aPart[i].probeArena, &pOp->mem);
   }
   dsArenaInit(&p->scratch, &pOp->mem);
   dsMemInit(&p->batchMem, pOp->pConn);

@@ -22,8 +22,10 @@
 ** The rows are copied list by list and each list's arena is freed as soon
 ** as its rows are in place, so making the table holds at most one list
 ** twice, or a block of a few lists' rows where the budget has room for
-** it (dsHashAllocBlock).  Partitioning uses high bits of the hash, the
-** slot low bits.
+** it (dsHashAllocBlock).  The lists of a block are copied at once, by the
+** caller and helper threads (dsSplitRun, threads.c), each taking the
+** next list; so are the rows of every list counted into their slots
+** first.  Partitioning uses high bits of the hash, the slot low bits.
 **
 ** The Bloom filter of key hashes (DsBloom) lives here too: hash joins keep
 ** one per spilled partition, and one over the build rows in memory that
@@ -68,26 +70,27 @@ static void dsHashPartEmpty(DsHashPart *pPart){
 }
 
 /*
-** Lay out sub-table pPart of the n rows of pList (n>0) in its directory
-** aOff (dsHashSlots(n)+1 entries, all 0): aOff[s] gets the offset at
-** which slot s starts, pPart->nByte the bytes of all the rows.
+** Lay out sub-table pPart of the rows of pList in its directory, given
+** by dsHashPartAssign() and all 0: aOff[s] gets the offset at which slot
+** s starts, pPart->nByte the bytes of all the rows.
 */
-static void dsHashPartCount(DsHashPart *pPart, i64 *aOff, DsRow *pList,
-                            i64 n){
-  i64 nSlot = dsHashSlots(n);
+static int dsHashPartCount(DsHashPart *pPart, DsRow *pList,
+                           DsSplitWork *pWork){
+  i64 *aOff = (i64 *)pPart->aOff;
+  i64 nSlot = (i64)pPart->mask + 1;
   i64 s;
   DsRow *pRow;
-  assert( n>0 );
-  pPart->aOff = aOff;
-  pPart->mask = (u64)nSlot - 1;
   /* Count the bytes of each slot, then make the counts start offsets. */
   for(pRow=pList; pRow; pRow=pRow->pNext){
+    int rc;
     /* A row with a NULL key never enters a table (hashjoin.c). */
     assert( (pRow->flags & DS_ROW_NULLKEY)==0 );
     aOff[(pRow->hash & pPart->mask) + 1] += DS_ROW_STRIDE(pRow);
+    if( (rc = dsSplitTick(pWork, DS_TICK_ROW/8))!=SQLITE_OK ) return rc;
   }
   for(s=0; s<nSlot; s++) aOff[s+1] += aOff[s];
   pPart->nByte = aOff[nSlot];
+  return SQLITE_OK;
 }
 
 /*
@@ -95,7 +98,8 @@ static void dsHashPartCount(DsHashPart *pPart, i64 *aOff, DsRow *pList,
 ** each row goes to its slot's next free offset, which moves aOff[s] on to
 ** where slot s+1 starts; then the directory is shifted back.
 */
-static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList, DsOp *pOp){
+static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList,
+                           DsSplitWork *pWork){
   i64 *aOff = (i64 *)pPart->aOff;
   i64 nSlot = (i64)pPart->mask + 1;
   DsRow *pRow;
@@ -108,7 +112,7 @@ static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList, DsOp *pOp){
     *pOff += DS_ROW_STRIDE(pRow);
     /* A table of millions of rows takes a while, each copy a likely
     ** cache miss: an interrupt must be noticed meanwhile. */
-    if( (rc = dsOpTickN(pOp, DS_TICK_ROW/4))!=SQLITE_OK ) return rc;
+    if( (rc = dsSplitTick(pWork, DS_TICK_ROW/4))!=SQLITE_OK ) return rc;
   }
   memmove(&aOff[1], &aOff[0], (size_t)nSlot * sizeof(i64));
   aOff[0] = 0;
@@ -124,34 +128,33 @@ static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList, DsOp *pOp){
 */
 #define DS_ROWS_BLOCK (8 * 1024 * 1024)
 
-/* Give sub-table iPart of the n rows of pList its directory, and lay out
-** its rows in it (dsHashPartCount).  It stays empty if there are none. */
-static int dsHashLayOut(DsHashTable *p, int iPart, DsRow *pList, i64 n){
-  i64 nDir = (dsHashSlots(n) + 1) * (i64)sizeof(i64);
-  i64 *aOff;
-  if( n==0 || pList==0 ) return SQLITE_OK;
-  aOff = dsMallocToFill(p->pMem, nDir);
-  if( aOff==0 ) return SQLITE_NOMEM;
-  memset(aOff, 0, (size_t)nDir);
-  dsHashPartCount(&p->aPart[iPart], aOff, pList, n);
-  return SQLITE_OK;
+/* Give sub-table pPart of n rows (n>0) its directory, the slots from
+** *ppDir on (all 0), which moves on past them. */
+static void dsHashPartAssign(DsHashPart *pPart, i64 n, i64 **ppDir){
+  i64 nSlot = dsHashSlots(n);
+  assert( n>0 );
+  pPart->aOff = *ppDir;
+  pPart->mask = (u64)nSlot - 1;
+  *ppDir += nSlot + 1;
 }
 
 /*
 ** Allocate the rows of sub-tables iFirst to iEnd-1, nByte bytes in all,
 ** as one block if the connection's budget has room for it and nReserve
-** bytes more; else nothing is allocated here (dsHashPlaceRows allocates
-** each sub-table's rows as it comes to it).  A sub-table frees the block
-** it begins (DsHashPart.aBlock).
+** bytes more (*pbBlock set); else nothing is allocated here (the caller
+** allocates each sub-table's rows as it comes to it).  A sub-table frees
+** the block it begins (DsHashPart.aBlock).
 */
 static int dsHashAllocBlock(DsHashTable *p, int iFirst, int iEnd,
-                            i64 nByte, i64 nReserve){
+                            i64 nByte, i64 nReserve, int *pbBlock){
   const DsConn *pConn = p->pMem->pConn;
   u8 *aNext = 0;
   int i;
+  *pbBlock = 0;
   if( pConn && pConn->nMemUsed + nByte > pConn->nMemLimit - nReserve ){
     return SQLITE_OK;
   }
+  *pbBlock = 1;
   for(i=iFirst; i<iEnd; i++){
     DsHashPart *pPart = &p->aPart[i];
     if( pPart->nByte==0 ) continue;
@@ -165,18 +168,44 @@ static int dsHashAllocBlock(DsHashTable *p, int iFirst, int iEnd,
   return SQLITE_OK;
 }
 
-/* Copy the rows of pList into sub-table iPart, laid out already, giving
-** it a block of its own first unless it has its share of one. */
-static int dsHashPlaceRows(DsHashTable *p, int iPart, DsRow *pList,
-                           DsOp *pOp){
-  DsHashPart *pPart = &p->aPart[iPart];
-  if( pPart->nByte==0 ) return SQLITE_OK;
-  if( pPart->aRow==(u8 *)aNoRows ){
-    pPart->aBlock = dsMallocToFill(p->pMem, pPart->nByte);
-    if( pPart->aBlock==0 ) return SQLITE_NOMEM;
-    pPart->aRow = pPart->aBlock;
-  }
-  return dsHashPartPlace(pPart, pList, pOp);
+/*
+** Making a table is split into items, run by the caller and helper
+** threads at once (dsSplitRun): the counting of each sub-table's rows
+** into its slots, then, block by block, the copying of each sub-table's
+** rows to their slots.  Each item works on one sub-table: its list, its
+** directory and its rows; the blocks are allocated, and the lists freed,
+** by the caller between the runs.
+*/
+typedef struct DsHashMake DsHashMake;
+struct DsHashMake {
+  DsHashTable *p;
+  DsRow *const *apList;
+  const i64 *anRow;
+  int iFirst;             /* the sub-table of the first item */
+};
+
+static int dsHashCountItem(void *pArg, int iItem, DsSplitWork *pWork){
+  const DsHashMake *pMake = (const DsHashMake *)pArg;
+  int i = pMake->iFirst + iItem;
+  if( pMake->anRow[i]==0 || pMake->apList[i]==0 ) return SQLITE_OK;
+  return dsHashPartCount(&pMake->p->aPart[i], pMake->apList[i], pWork);
+}
+
+static int dsHashPlaceItem(void *pArg, int iItem, DsSplitWork *pWork){
+  const DsHashMake *pMake = (const DsHashMake *)pArg;
+  int i = pMake->iFirst + iItem;
+  if( pMake->p->aPart[i].nByte==0 ) return SQLITE_OK;
+  return dsHashPartPlace(&pMake->p->aPart[i], pMake->apList[i], pWork);
+}
+
+/* Run xItem on sub-tables iFirst to iEnd-1, nRow rows between them: on
+** helper threads too where they are many enough. */
+static int dsHashSplit(DsHashMake *pMake, DsOp *pOp, int iFirst, int iEnd,
+                       i64 nRow, int (*xItem)(void *, int, DsSplitWork *)){
+  int bParallel = nRow >= pOp->pConn->nParallelMinRows;
+  pMake->iFirst = iFirst;
+  return dsSplitRun(pOp->pConn, &pOp->tick, bParallel, iEnd - iFirst, xItem,
+                    pMake, &pOp->stats.nThread);
 }
 
 /*
@@ -187,11 +216,16 @@ static int dsHashPlaceRows(DsHashTable *p, int iPart, DsRow *pList,
 ** lists' worth, see dsHashAllocBlock, or one list's where nReserve, the
 ** part of the budget the caller keeps free, leaves no room for that).
 ** pOp's interrupt check is ticked as rows are placed: SQLITE_INTERRUPT
-** leaves a table that dsHashTableFree() frees.
+** leaves a table that dsHashTableFree() frees.  The counting and the
+** copying run on helper threads too (DsHashMake).
 */
 int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
                      DsRow *const *apList, const i64 *anRow,
                      DsArena *const *apArena, i64 nReserve, DsOp *pOp){
+  i64 nDir = dsHashTableDirectoryBytes(anRow, nPart);
+  i64 nAll = 0;
+  DsHashMake make;
+  i64 *pDir;
   int i, iEnd, rc;
   memset(p, 0, sizeof(*p));
   p->pMem = pMem;
@@ -199,19 +233,57 @@ int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
   if( p->aPart==0 ) return SQLITE_NOMEM;
   p->nPart = nPart;
   for(i=0; i<nPart; i++) dsHashPartEmpty(&p->aPart[i]);
+  if( nDir>0 ){
+    /* One block for every directory: on huge pages, where the directory
+    ** of one sub-table is too small for them. */
+    p->aDir = dsMallocToFill(pMem, nDir);
+    if( p->aDir==0 ) return SQLITE_NOMEM;
+    memset(p->aDir, 0, (size_t)nDir);
+  }
+  pDir = p->aDir;
+  for(i=0; i<nPart; i++){
+    if( anRow[i]>0 && apList[i] ){
+      dsHashPartAssign(&p->aPart[i], anRow[i], &pDir);
+      nAll += anRow[i];
+    }
+  }
+  make.p = p;
+  make.apList = apList;
+  make.anRow = anRow;
+  rc = dsHashSplit(&make, pOp, 0, nPart, nAll, dsHashCountItem);
+  if( rc!=SQLITE_OK ) return rc;
   for(i=0; i<nPart; i=iEnd){
     i64 nBlock = 0;
-    int j;
+    i64 nRow = 0;
+    int bBlock, j;
     for(iEnd=i; iEnd<nPart && nBlock<DS_ROWS_BLOCK; iEnd++){
-      rc = dsHashLayOut(p, iEnd, apList[iEnd], anRow[iEnd]);
-      if( rc!=SQLITE_OK ) return rc;
       nBlock += p->aPart[iEnd].nByte;
+      nRow += anRow[iEnd];
     }
-    rc = dsHashAllocBlock(p, i, iEnd, nBlock, nReserve);
+    rc = dsHashAllocBlock(p, i, iEnd, nBlock, nReserve, &bBlock);
     if( rc!=SQLITE_OK ) return rc;
-    for(j=i; j<iEnd; j++){
-      rc = dsHashPlaceRows(p, j, apList[j], pOp);
+    if( bBlock ){
+      /* The block's sub-tables are copied at once, then their lists
+      ** freed. */
+      rc = dsHashSplit(&make, pOp, i, iEnd, nRow, dsHashPlaceItem);
       if( rc!=SQLITE_OK ) return rc;
+      for(j=i; j<iEnd; j++){
+        p->nRow += anRow[j];
+        if( apArena && apArena[j] ) dsArenaClear(apArena[j]);
+      }
+      continue;
+    }
+    /* No room for a block: each sub-table gets its rows, and frees its
+    ** list, before the next one takes its own. */
+    for(j=i; j<iEnd; j++){
+      DsHashPart *pPart = &p->aPart[j];
+      if( pPart->nByte ){
+        pPart->aBlock = dsMallocToFill(p->pMem, pPart->nByte);
+        if( pPart->aBlock==0 ) return SQLITE_NOMEM;
+        pPart->aRow = pPart->aBlock;
+        rc = dsHashSplit(&make, pOp, j, j+1, anRow[j], dsHashPlaceItem);
+        if( rc!=SQLITE_OK ) return rc;
+      }
       p->nRow += anRow[j];
       if( apArena && apArena[j] ) dsArenaClear(apArena[j]);
     }
@@ -222,12 +294,8 @@ int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
 void dsHashTableFree(DsHashTable *p){
   int i;
   if( p->aPart==0 ) return;
-  for(i=0; i<p->nPart; i++){
-    if( p->aPart[i].aOff!=aNoOffsets ){
-      dsFree(p->pMem, (void *)p->aPart[i].aOff);
-    }
-    dsFree(p->pMem, p->aPart[i].aBlock);
-  }
+  for(i=0; i<p->nPart; i++) dsFree(p->pMem, p->aPart[i].aBlock);
+  dsFree(p->pMem, p->aDir);
   dsFree(p->pMem, p->aPart);
   memset(p, 0, sizeof(*p));
 }

@@ -1,6 +1,7 @@
 /*
 ** threads.c: what every worker thread of the extension needs to know
-** before it starts, and the timed wait of a caller for one.
+** before it starts, the timed wait of a caller for one, and work split
+** between the caller and helper threads (dsSplitRun).
 **
 ** Workers (rangeread.c's range readers, stageahead.c's stages, sort.c's
 ** run writers) run only where threads is above 1 and SQLite may be used
@@ -12,6 +13,9 @@
 #include "dataset_int.h"
 
 #include <time.h>
+#ifndef DS_OMIT_THREADS
+#include <stdatomic.h>
+#endif
 
 /*
 ** A condition whose timed waits (dsCondWaitMs) run on the monotonic
@@ -92,3 +96,169 @@ const char *dsThreadsRefused(DsConn *pConn){
 }
 
 #endif /* DS_OMIT_THREADS */
+
+/*
+** Work split into items, run by the caller and by helper threads at once.
+**
+** An operator's own work on memory it already holds (making a hash table
+** from rows read: counting them into slots, copying them to their slots)
+** is cut into items that allocate nothing and call no SQLite, each on
+** memory of its own: a sub-table.  dsSplitRun() starts up to threads - 1
+** helpers (never more than there are items less one), and every thread,
+** the caller's included, claims the next item not taken until none is
+** left; so the work follows each thread's speed, and with threads 1, or
+** where a helper cannot be started, the caller runs every item alone, in
+** order.
+**
+** Stopping.  Items call dsSplitTick() as they go, with the weight of the
+** work done (the units of dsTickerTick).  On the caller's thread that is
+** the operator's ticker: its checks notice sqlite3_interrupt() and run
+** the progress handler.  An error there, or an item's, stops the split:
+** no item is claimed after it, and helpers, which look at the stop flag
+** every DS_TICK_CHECK units, give up theirs.  The caller, out of items,
+** waits for the helpers, checking for an interrupt every DS_SPLIT_WAIT_US
+** meanwhile, and joins them before it returns: no helper outlives the
+** call, and what the items wrote is the caller's to read when it returns
+** (pthread_join orders their writes before).  The first error is the
+** answer; items a stop cut short leave their memory half written, for
+** the caller to free.
+*/
+struct DsSplitWork {
+  DsSplit *pSplit;
+  DsTicker *pTicker;      /* the caller's; NULL on a helper */
+  u32 nTick;              /* a helper's units since it last looked */
+};
+
+#define DS_SPLIT_MAX_HELPERS 7
+#define DS_SPLIT_WAIT_US 200
+
+/* What the threads of a split share.  Without threads, plain ints. */
+#ifndef DS_OMIT_THREADS
+typedef atomic_int DsSplitInt;
+# define DS_SPLIT_INIT(p, v)  atomic_init(p, v)
+# define DS_SPLIT_GET(p)      atomic_load(p)
+# define DS_SPLIT_SET(p, v)   atomic_store(p, v)
+# define DS_SPLIT_NEXT(p)     atomic_fetch_add(p, 1)
+#else
+typedef int DsSplitInt;
+# define DS_SPLIT_INIT(p, v)  (*(p) = (v))
+# define DS_SPLIT_GET(p)      (*(p))
+# define DS_SPLIT_SET(p, v)   (*(p) = (v))
+# define DS_SPLIT_NEXT(p)     ((*(p))++)
+#endif
+
+struct DsSplit {
+  int (*xItem)(void *, int, DsSplitWork *);
+  void *pArg;
+  int nItem;
+  DsSplitInt iNext;       /* the next item to claim */
+  DsSplitInt bStop;       /* an error or an interrupt: claim no more */
+  DsSplitInt nHelperDone; /* helpers that have finished */
+};
+
+int dsSplitTick(DsSplitWork *pWork, u32 n){
+  if( pWork->pTicker ){
+    int rc = dsTickerTick(pWork->pTicker, n);
+    if( rc!=SQLITE_OK ) DS_SPLIT_SET(&pWork->pSplit->bStop, 1);
+    return rc;
+  }
+  pWork->nTick += n;
+  if( pWork->nTick < DS_TICK_CHECK ) return SQLITE_OK;
+  pWork->nTick = 0;
+  return DS_SPLIT_GET(&pWork->pSplit->bStop) ? SQLITE_INTERRUPT : SQLITE_OK;
+}
+
+/* Claim and run items until none is left or the split stops. */
+static int dsSplitClaim(DsSplitWork *pWork){
+  DsSplit *p = pWork->pSplit;
+  while( !DS_SPLIT_GET(&p->bStop) ){
+    int i = DS_SPLIT_NEXT(&p->iNext);
+    int rc;
+    if( i>=p->nItem ) break;
+    rc = p->xItem(p->pArg, i, pWork);
+    if( rc!=SQLITE_OK ){
+      DS_SPLIT_SET(&p->bStop, 1);
+      return rc;
+    }
+  }
+  return SQLITE_OK;
+}
+
+#ifndef DS_OMIT_THREADS
+static void *dsSplitHelper(void *pArg){
+  DsSplitWork work;
+  work.pSplit = (DsSplit *)pArg;
+  work.pTicker = 0;
+  work.nTick = 0;
+  /* A helper's item fails only when told to stop: the caller has the
+  ** reason. */
+  (void)dsSplitClaim(&work);
+  DS_SPLIT_NEXT(&work.pSplit->nHelperDone);
+  return 0;
+}
+
+/* Start up to nWant helpers on p; how many started. */
+static int dsSplitStart(DsSplit *p, pthread_t *aThread, int nWant){
+  int n = 0;
+  while( n<nWant && pthread_create(&aThread[n], 0, dsSplitHelper, p)==0 ){
+    n++;
+  }
+  return n;
+}
+
+/* Wait for the n helpers started, noticing an interrupt meanwhile, and
+** join them.  SQLITE_OK, or the interrupt's error. */
+static int dsSplitJoin(DsSplit *p, DsTicker *pTicker, pthread_t *aThread,
+                       int n){
+  int rc = SQLITE_OK;
+  int i;
+  while( DS_SPLIT_GET(&p->nHelperDone)<n ){
+    struct timespec ts = { 0, DS_SPLIT_WAIT_US * 1000L };
+    if( rc==SQLITE_OK && (rc = dsTickerCheck(pTicker))!=SQLITE_OK ){
+      DS_SPLIT_SET(&p->bStop, 1);
+    }
+    nanosleep(&ts, 0);
+  }
+  for(i=0; i<n; i++) pthread_join(aThread[i], 0);
+  return rc;
+}
+#endif
+
+int dsSplitRun(DsConn *pConn, DsTicker *pTicker, int bParallel, int nItem,
+               int (*xItem)(void *, int, DsSplitWork *), void *pArg,
+               int *pnThread){
+  DsSplit split;
+  DsSplitWork work;
+  int nHelper = 0;
+  int rc;
+#ifndef DS_OMIT_THREADS
+  pthread_t aThread[DS_SPLIT_MAX_HELPERS];
+  int nWant = bParallel ? pConn->nThread - 1 : 0;
+  if( nWant > nItem - 1 ) nWant = nItem - 1;
+  if( nWant > DS_SPLIT_MAX_HELPERS ) nWant = DS_SPLIT_MAX_HELPERS;
+#else
+  (void)pConn;
+  (void)bParallel;
+#endif
+  split.xItem = xItem;
+  split.pArg = pArg;
+  split.nItem = nItem;
+  DS_SPLIT_INIT(&split.iNext, 0);
+  DS_SPLIT_INIT(&split.bStop, 0);
+  DS_SPLIT_INIT(&split.nHelperDone, 0);
+#ifndef DS_OMIT_THREADS
+  if( nWant>0 ) nHelper = dsSplitStart(&split, aThread, nWant);
+#endif
+  work.pSplit = &split;
+  work.pTicker = pTicker;
+  work.nTick = 0;
+  rc = dsSplitClaim(&work);
+#ifndef DS_OMIT_THREADS
+  if( nHelper>0 ){
+    int rcWait = dsSplitJoin(&split, pTicker, aThread, nHelper);
+    if( rc==SQLITE_OK ) rc = rcWait;
+  }
+#endif
+  if( pnThread && 1 + nHelper > *pnThread ) *pnThread = 1 + nHelper;
+  return rc;
+}
