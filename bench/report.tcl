@@ -308,7 +308,7 @@ the threads targets, which state each ratio as issue 26 does.  Peak memory\
 is the maximum resident set size of the process that ran the case\
 (one child process per run, so it is per case); with threads 2 it\
 includes the pages of the database file that the read connections map\
-([performance.md](performance.md#the-read-connections-map-the-file))."
+(\[performance.md\](performance.md#the-read-connections-map-the-file))."
 emit
 emit "Every case of the extension runs twice, with `ds_config('threads', 1)`\
 and `ds_config('threads', 2)`, named `:t1` and `:t2`, in turn within its group;\
