@@ -237,14 +237,14 @@ static int dsPoolClass(const DsChunkPool *p, i64 n){
   return m==n ? i : -1;
 }
 
-/* Was pChunk cut from one of p's slabs? */
+/* Was pChunk cut from one of p's slabs?  (Compared as integers: C
+** orders pointers into the same allocation only.) */
 static int dsPoolOwns(const DsChunkPool *p, const DsChunk *pChunk){
   const DsSlab *pSlab;
+  uintptr_t iChunk = (uintptr_t)pChunk;
   for(pSlab=p->pSlab; pSlab; pSlab=pSlab->pPrev){
-    if( (const u8 *)pChunk > (const u8 *)pSlab
-     && (const u8 *)pChunk < (const u8 *)pSlab + pSlab->nByte ){
-      return 1;
-    }
+    uintptr_t iSlab = (uintptr_t)pSlab;
+    if( iChunk>iSlab && iChunk - iSlab < (uintptr_t)pSlab->nByte ) return 1;
   }
   return 0;
 }
