@@ -171,9 +171,11 @@ test: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
 # SQL) with threads 1 on every connection they open (tester.tcl, and the
 # soak and fuzz drivers through tests/oracle.c, read DS_TEST_THREADS):
 # the single-threaded path, which `make test` no longer takes by default.
+# Not threads.test, which sets threads 1, 2 and 8 on each of its cases
+# itself: run again here it repeated `make test`'s run, about 190 s of CI.
 THREADS1_TESTS := join_diff.test join_vtab_diff.test cogroup.test \
                   cogroup_vtab.test cross.test cross_vtab.test soak.test \
-                  fuzz.test threads.test
+                  fuzz.test
 test-threads1: $(LIB) build/testfixture build/soak build/fuzz_replay | deps-test
 	DS_TEST_THREADS=1 DS_TESTFIXTURE=build/testfixture \
 	    $(TCLSH) tests/runall.tcl $(THREADS1_TESTS)

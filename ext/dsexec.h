@@ -116,8 +116,9 @@ int dsReaderSetRange(DsSource *pSrc, i64 iFirst, i64 iLast);
 const char *dsReaderSqlOf(DsSource *pSrc);
 void dsReaderCountRows(DsSource *pSrc, i64 *aRowAt);
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
-                        i64 *pnRow, int *pbAtLeast);
+                        int bCapPlain, i64 *pnRow, int *pbAtLeast);
 int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
+int dsInputSpanRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow);
 int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
                           const int *aiKey, int nPay, const int *aiPay,
                           i64 *pnBytes);
@@ -263,10 +264,11 @@ static inline int dsOpNextTail(DsOp *pOp, int rc, char **pzErr){
   return rc;
 }
 
-/* A hash table larger than this is taken not to stay in a CPU's cache:
-** its probes miss, where the table of one of 32 partitions does not.
-** On uni 1M x 1M (tables of about 60 MB) repartitioning was 1.25 times
-** faster than broadcasting, with no spill (docs/strategies.md). */
+/* A table whose hash table (or a cross product's buffer) is no larger
+** than this, and fits in half the budget, is built on beside a view or
+** query without counting that (dsSmallBesideQuery, operator.c): the
+** size of a CPU's cache, small enough that the other side, had it been
+** the smaller, could have saved little. */
 #define DS_CACHE_BYTES ((i64)16 << 20)
 
 i64 dsRowCostEstimate(int nKey, int nPay, i64 nKeyBytes);

@@ -490,9 +490,23 @@ static int dsReadAhead(DsOp *pOp, DsSource **ppSrc, i64 nCap, i64 nMaxByte,
   return rc;
 }
 
+/* A table's rows are measured on a sample of its first rows: a value is
+** 9 bytes or a text of any length, not 16 bytes. */
+static int dsSideMeasure(DsConn *pConn, DsSides *p, int s){
+  i64 nData;
+  int rc = dsInputSampleRowBytes(pConn, p->apIn[s], p->nKey, p->aaiKey[s],
+                                 p->anPay[s], p->aaiPay[s], &nData);
+  if( rc==SQLITE_OK && nData>0 ){
+    p->anRowBytes[s] = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + 16;
+  }
+  return rc;
+}
+
 /* Rows of side s: the caller's figure, else an estimate capped at
-** p->anCap[s] (-1: unknown).  SQLITE_OK or SQLITE_NOMEM. */
-static int dsSideRows(DsConn *pConn, DsSides *p, int s){
+** p->anCap[s] (-1: unknown).  A table is counted whole, unless nCapTable
+** is more than 0: then only up to that many rows.  SQLITE_OK or
+** SQLITE_NOMEM. */
+static int dsSideRows(DsConn *pConn, DsSides *p, int s, i64 nCapTable){
   int rc = SQLITE_OK;
   p->abAtLeast[s] = 0;
   p->anRow[s] = p->anRowHint[s];
@@ -504,17 +518,12 @@ static int dsSideRows(DsConn *pConn, DsSides *p, int s){
                      pConn->nMemLimit/2, &p->anRow[s], &p->abAtLeast[s],
                      &p->anRowBytes[s]);
   }else if( p->anRow[s]<0 ){
-    rc = dsInputEstimateRows(pConn, p->apIn[s], p->anCap[s],
-                             &p->anRow[s], &p->abAtLeast[s]);
-    if( rc==SQLITE_OK && p->pOp && p->apIn[s]->bPlainScan && p->anRow[s]>0 ){
-      /* A table's rows are measured on a sample of its first rows: a value
-      ** is 9 bytes or a text of any length, not 16 bytes. */
-      i64 nData;
-      rc = dsInputSampleRowBytes(pConn, p->apIn[s], p->nKey, p->aaiKey[s],
-                                 p->anPay[s], p->aaiPay[s], &nData);
-      if( rc==SQLITE_OK && nData>0 ){
-        p->anRowBytes[s] = (((i64)DS_ROW_SIZE(nData) + 7) & ~(i64)7) + 16;
-      }
+    rc = dsInputEstimateRows(pConn, p->apIn[s],
+                             nCapTable>0 ? nCapTable : p->anCap[s],
+                             nCapTable>0, &p->anRow[s], &p->abAtLeast[s]);
+    if( rc==SQLITE_OK && p->pOp && p->apIn[s]->bPlainScan && p->anRow[s]>0
+     && p->anRowBytes[s]==0 ){
+      rc = dsSideMeasure(pConn, p, s);
     }
   }
   /* An exact count is the progress line's total for the side. */
@@ -646,20 +655,74 @@ char *dsSmallBesideQueryText(DsConn *pConn, const DsSides *p, int s,
       pConn->nMemLimit);
 }
 
+/* Stepping through a table's rows costs SQLite about twice what its count
+** of the table's b-tree costs per row (0.039 s for a million rows against
+** 0.22 s for ten million, uni 1M x 10M): a table is counted only up to a
+** cap where its span of rowids is more than twice that cap. */
+#define DS_CAPPED_COUNT_GAIN 2
+
+/*
+** Both sides are tables of unknown rows: their spans of rowids (at
+** least their rows: dsInputSpanRows) tell which is likely the smaller,
+** which is counted first and exactly.  The other is then counted only
+** as far as the choice needs, when that is much less than its span: up
+** to the rows beyond which it is the larger both in rows and in bytes
+** (each side's row measured on a sample).  On uni 1M x 10M the plan took
+** 0.28 to 0.36 s counting all 11 million rows, about a sixth of the join
+** with threads 2.  Sets *psFirst and, for the other side, *pnCap (0: count
+** it whole).  SQLITE_OK or SQLITE_NOMEM.
+*/
+static int dsCountTablesFirst(DsConn *pConn, DsSides *p, int *psFirst,
+                              i64 *pnCap){
+  i64 anSpan[2];
+  i64 nFirst, nNeed, nOther;
+  int s, rc = SQLITE_OK;
+  *pnCap = 0;
+  for(s=0; s<2 && rc==SQLITE_OK; s++){
+    rc = dsInputSpanRows(pConn, p->apIn[s], &anSpan[s]);
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  *psFirst = anSpan[1]>=0 && (anSpan[0]<0 || anSpan[1]<anSpan[0]);
+  s = *psFirst;
+  rc = dsSideRows(pConn, p, s, 0);
+  if( rc!=SQLITE_OK || anSpan[1-s]<0 || p->anRow[s]<0 ) return rc;
+  if( p->pOp ) rc = dsSideMeasure(pConn, p, 1-s);
+  if( rc!=SQLITE_OK ) return rc;
+  nFirst = p->anRow[s];
+  /* nOther rows of the other side take at least the bytes of the first */
+  nOther = (nFirst*dsSideRowCost(p, s) + dsSideRowCost(p, 1-s) - 1)
+         / dsSideRowCost(p, 1-s);
+  nNeed = (nOther>nFirst ? nOther : nFirst) + 1;
+  if( anSpan[1-s] > DS_CAPPED_COUNT_GAIN*nNeed ){
+    *pnCap = nNeed;
+    /* The progress line takes the span for the side's total. */
+    dsProgressKnowRows(pConn, 1-s, anSpan[1-s]);
+  }
+  return SQLITE_OK;
+}
+
 /*
 ** Find out the rows of both sides, as far as the choice needs them: the
 ** side that is cheap to count first, and the other not at all when the
-** first is small enough beside it (dsIsSmallBesideQuery).
+** first is small enough beside it (dsIsSmallBesideQuery); of two tables,
+** the one their rowids say is the smaller first, and the other only as
+** far as it needs to be counted (dsCountTablesFirst).
 */
 int dsCountSides(DsConn *pConn, DsSides *p){
   int sFirst = !dsSideCountIsCheap(p, 0) && dsSideCountIsCheap(p, 1);
   int i, rc = SQLITE_OK;
-  i64 nBytes;
+  i64 nBytes, nCap = 0;
   p->anRow[0] = p->anRow[1] = -1;
   p->abAtLeast[0] = p->abAtLeast[1] = 0;
+  if( p->anRowHint[0]<0 && p->anRowHint[1]<0
+   && p->apIn[0]->bPlainScan && p->apIn[1]->bPlainScan ){
+    rc = dsCountTablesFirst(pConn, p, &sFirst, &nCap);
+    if( rc!=SQLITE_OK ) return rc;
+    return dsSideRows(pConn, p, 1-sFirst, nCap);
+  }
   for(i=0; i<2 && rc==SQLITE_OK; i++){
     if( i==1 && dsSmallBesideQuery(pConn, p, &nBytes)>=0 ) break;
-    rc = dsSideRows(pConn, p, i ? 1-sFirst : sFirst);
+    rc = dsSideRows(pConn, p, i ? 1-sFirst : sFirst, 0);
   }
   return rc;
 }

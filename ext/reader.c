@@ -18,7 +18,7 @@
 ** which steps its query row by row (the wide path).
 **
 ** The size of an input (dsInputEstimateRows, dsInputQuickRows,
-** dsInputSampleRowBytes, dsInputStat1Count) is found here too: from
+** dsInputSpanRows, dsInputSampleRowBytes, dsInputStat1Count) is found here too: from
 ** sqlite_stat1, SQLite's count of a table, or a count that reads the
 ** input through the reader's own SQL.
 */
@@ -932,19 +932,34 @@ static int dsCountRows(DsConn *pConn, const char *zSql, i64 *pnRow){
   return dsIsNoMem(rc) ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/* The rows of pIn read up to nCap at most: SQLite steps the input
+** without computing any of its columns.  *pbAtLeast is set when the count
+** reached nCap (the input has at least that many rows). */
+static int dsCountRowsUpTo(DsConn *pConn, const DsInput *pIn, i64 nCap,
+                           i64 *pnRow, int *pbAtLeast){
+  char *zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
+                               "LIMIT %lld)", pIn->zBody, nCap);
+  int rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  *pbAtLeast = *pnRow>=nCap;
+  return rc;
+}
+
 /*
 ** The rows of pIn, found out cheaply: from sqlite_stat1 for an analyzed
 ** table; else counted, where a plain scan of one table (a table, or a
 ** view or query that only reads one) is counted whole (SQLite
 ** counts a b-tree without decoding its rows) but any other is read
-** only up to nCap rows.  *pbAtLeast is set when the count stopped at nCap
-** (the input has at least that many rows).  *pnRow is -1 if the size
-** cannot be found out.  Returns SQLITE_NOMEM if memory ran out on the
-** way (a size guessed for want of memory would steer the plan silently),
-** else SQLITE_OK.
+** only up to nCap rows.  A plain scan is read only up to nCap rows too
+** when bCapPlain is set: a caller that knows the table to be much larger
+** than nCap (dsInputSpanRows) steps through nCap rows rather than count
+** them all.  *pbAtLeast is set when the count stopped at nCap (the input
+** has at least that many rows).  *pnRow is -1 if the size cannot be found
+** out.  Returns SQLITE_NOMEM if memory ran out on the way (a size guessed
+** for want of memory would steer the plan silently), else SQLITE_OK.
 */
 int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
-                        i64 *pnRow, int *pbAtLeast){
+                        int bCapPlain, i64 *pnRow, int *pbAtLeast){
   char *zSql;
   int rc = SQLITE_OK;
   *pbAtLeast = 0;
@@ -953,16 +968,13 @@ int dsInputEstimateRows(DsConn *pConn, const DsInput *pIn, i64 nCap,
     rc = dsStat1Rows(pConn->db, pIn, pnRow);
     if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
   }
-  if( pIn->bPlainScan ){
+  if( pIn->bPlainScan && !bCapPlain ){
     zSql = sqlite3_mprintf("SELECT count(*) FROM (\n%s\n)", pIn->zBody);
     rc = dsCountRows(pConn, zSql, pnRow);
+    sqlite3_free(zSql);
   }else{
-    zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
-                           "LIMIT %lld)", pIn->zBody, nCap);
-    rc = dsCountRows(pConn, zSql, pnRow);
-    *pbAtLeast = *pnRow>=nCap;
+    rc = dsCountRowsUpTo(pConn, pIn, nCap, pnRow, pbAtLeast);
   }
-  sqlite3_free(zSql);
   return rc;
 }
 
@@ -1018,39 +1030,55 @@ int dsInputSampleRowBytes(DsConn *pConn, const DsInput *pIn, int nKey,
 #define DS_QUICK_COUNT 4096
 
 /*
+** The rows of pIn as far as its b-tree's ends tell, without reading it:
+** from sqlite_stat1 for an analyzed table, else, for a table with rowids,
+** the span of its rowids (two b-tree descents).  The span is never less
+** than the rows (rowids are distinct integers), and is exact for a table
+** whose rows were only appended.  -1 for anything else: a view, a query,
+** a table without rowids.  SQLITE_OK, or SQLITE_NOMEM.
+*/
+int dsInputSpanRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow){
+  char *zSql;
+  int rc;
+  const char *zSchema = pIn->zSchema ? pIn->zSchema : "main";
+  *pnRow = -1;
+  if( pIn->zName==0 ) return SQLITE_OK;
+  rc = dsStat1Rows(pConn->db, pIn, pnRow);
+  if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
+  zSql = sqlite3_mprintf("SELECT (SELECT max(rowid) FROM \"%w\".\"%w\") "
+                         "- (SELECT min(rowid) FROM \"%w\".\"%w\") + 1",
+                         zSchema, pIn->zName, zSchema, pIn->zName);
+  /* A view, or a table without rowids, fails to prepare: no span. */
+  rc = dsCountRows(pConn, zSql, pnRow);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/*
 ** The rows of pIn as far as SQLite can tell without running it, for a
 ** plan's cost, on every statement (inputs grow; nothing is kept): from
 ** sqlite_stat1 for an analyzed table; else, for a plain scan of one table
 ** (a table, or a view or query that only reads one), counted up to
-** DS_QUICK_COUNT rows, and past that the span of the table's rowids (two
-** b-tree descents; exact for a table whose rows were only appended) or,
-** without rowids, SQLite's count of its b-tree.  A view or query that is
-** not a plain scan is not run (running it is what the operator does,
-** once): *pnRow is -1.  SQLITE_OK, or SQLITE_NOMEM.
+** DS_QUICK_COUNT rows, and past that the span of the table's rowids
+** (dsInputSpanRows) or, without rowids, SQLite's count of its b-tree.  A
+** view or query that is not a plain scan is not run (running it is what
+** the operator does, once): *pnRow is -1.  SQLITE_OK, or SQLITE_NOMEM.
 */
 int dsInputQuickRows(DsConn *pConn, const DsInput *pIn, i64 *pnRow){
   char *zSql;
   int rc = SQLITE_OK;
+  int bAtLeast;
   *pnRow = -1;
   if( pIn->zName ){
     rc = dsStat1Rows(pConn->db, pIn, pnRow);
     if( rc!=SQLITE_OK || *pnRow>=0 ) return rc;
   }
   if( !pIn->bPlainScan ) return SQLITE_OK;
-  zSql = sqlite3_mprintf("SELECT count(*) FROM (SELECT 1 FROM (\n%s\n) "
-                         "LIMIT %d)", pIn->zBody, DS_QUICK_COUNT);
-  rc = dsCountRows(pConn, zSql, pnRow);
-  sqlite3_free(zSql);
-  if( rc!=SQLITE_OK || *pnRow<DS_QUICK_COUNT ) return rc;
+  rc = dsCountRowsUpTo(pConn, pIn, DS_QUICK_COUNT, pnRow, &bAtLeast);
+  if( rc!=SQLITE_OK || !bAtLeast ) return rc;
   if( pIn->zName ){
     i64 nSpan = -1;
-    zSql = sqlite3_mprintf("SELECT (SELECT max(rowid) FROM \"%w\".\"%w\") "
-                           "- (SELECT min(rowid) FROM \"%w\".\"%w\") + 1",
-                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName,
-                           pIn->zSchema ? pIn->zSchema : "main", pIn->zName);
-    /* A view, or a table without rowids, fails to prepare: no span. */
-    rc = dsCountRows(pConn, zSql, &nSpan);
-    sqlite3_free(zSql);
+    rc = dsInputSpanRows(pConn, pIn, &nSpan);
     if( rc!=SQLITE_OK ) return rc;
     if( nSpan>*pnRow ){
       *pnRow = nSpan;

@@ -140,11 +140,11 @@ static Case aCase[] = {
   { "join.bhs.probe", "ds_join_hint", 0, J("BROADCAST_HASH_SECOND"), "probe", 0, OUTPUT },
   { "join.bhs.probe.nomatch", "ds_join_hint", 0, JC("BROADCAST_HASH_SECOND"), "probe", 0, OURS },
   { "join.bhs.drain", "ds_join_hint", 0, JT("BROADCAST_HASH_SECOND", "FULL_OUTER"), "drain", 0, OURS },
-  /* OPTIMIZER_CHOOSES repartitions these: their tables are larger than a
-  ** CPU cache and both sides fit in memory (plan.c).  Without matches the
-  ** Bloom filters drop every probe row as it is partitioned. */
+  /* OPTIMIZER_CHOOSES broadcasts b, whose table fits (plan.c).  Both
+  ** sides repartitioned in memory: without matches the Bloom filters drop
+  ** every probe row as it is partitioned. */
   { "join.opt.probe", "ds_join_hint", 0, J("OPTIMIZER_CHOOSES"), "probe", 0, OUTPUT },
-  { "join.opt.partition.nomatch", "ds_join_hint", 0, JC("OPTIMIZER_CHOOSES"), "partition", 0, OURS },
+  { "join.rhs.partition.nomatch", "ds_join_hint", 0, JC("REPARTITION_HASH_SECOND"), "partition", 0, OURS },
   /* The hash strategies, spilling: partitions written while the sides
   ** are read, then the partitions joined one by one. */
   { "join.rhf.build", "ds_join_hint", SMALL, J("REPARTITION_HASH_FIRST"), "build", 0, OURS },
