@@ -211,6 +211,9 @@ int dsSplitRun(DsConn *pConn, DsTicker *pTicker, int bParallel, int nItem,
                int (*xItem)(void *, int, DsSplitWork *), void *pArg,
                int *pnThread);
 int dsSplitTick(DsSplitWork *pWork, u32 n);
+#if defined(DS_TEST_HOOKS) && !defined(DS_OMIT_THREADS)
+void dsSplitTest(int nAllow, int *pnFull, int *pnShort);
+#endif
 
 /*
 ** The progress line (progress.c).  The periodic points that look at it
@@ -256,6 +259,7 @@ struct DsMem {
 void dsMemInit(DsMem *pMem, DsConn *pConn);
 void *dsMalloc(DsMem *pMem, i64 n);
 void *dsMallocToFill(DsMem *pMem, i64 n);
+void dsMakePages(void *p, i64 n);
 void *dsRealloc(DsMem *pMem, void *p, i64 n);
 void dsFree(DsMem *pMem, void *p);
 int dsMemOverBudget(const DsMem *pMem);

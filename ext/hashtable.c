@@ -71,8 +71,8 @@ static void dsHashPartEmpty(DsHashPart *pPart){
 
 /*
 ** Lay out sub-table pPart of the rows of pList in its directory, given
-** by dsHashPartAssign() and all 0: aOff[s] gets the offset at which slot
-** s starts, pPart->nByte the bytes of all the rows.
+** by dsHashPartAssign() (zeroed here first): aOff[s] gets the offset at
+** which slot s starts, pPart->nByte the bytes of all the rows.
 */
 static int dsHashPartCount(DsHashPart *pPart, DsRow *pList,
                            DsSplitWork *pWork){
@@ -80,6 +80,10 @@ static int dsHashPartCount(DsHashPart *pPart, DsRow *pList,
   i64 nSlot = (i64)pPart->mask + 1;
   i64 s;
   DsRow *pRow;
+  /* The directory's pages are made and zeroed here, on the thread that
+  ** counts, not by the caller for every sub-table before the split. */
+  dsMakePages(aOff, (nSlot + 1) * (i64)sizeof(i64));
+  memset(aOff, 0, (size_t)(nSlot + 1) * sizeof(i64));
   /* Count the bytes of each slot, then make the counts start offsets. */
   for(pRow=pList; pRow; pRow=pRow->pNext){
     int rc;
@@ -103,6 +107,8 @@ static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList,
   i64 *aOff = (i64 *)pPart->aOff;
   i64 nSlot = (i64)pPart->mask + 1;
   DsRow *pRow;
+  /* Its rows' pages, made on the thread that copies them (see above). */
+  dsMakePages(pPart->aRow, pPart->nByte);
   for(pRow=pList; pRow; pRow=pRow->pNext){
     i64 *pOff = &aOff[pRow->hash & pPart->mask];
     DsRow *pNew = (DsRow *)&pPart->aRow[*pOff];
@@ -129,7 +135,7 @@ static int dsHashPartPlace(DsHashPart *pPart, DsRow *pList,
 #define DS_ROWS_BLOCK (8 * 1024 * 1024)
 
 /* Give sub-table pPart of n rows (n>0) its directory, the slots from
-** *ppDir on (all 0), which moves on past them. */
+** *ppDir on, which moves on past them. */
 static void dsHashPartAssign(DsHashPart *pPart, i64 n, i64 **ppDir){
   i64 nSlot = dsHashSlots(n);
   assert( n>0 );
@@ -159,7 +165,7 @@ static int dsHashAllocBlock(DsHashTable *p, int iFirst, int iEnd,
     DsHashPart *pPart = &p->aPart[i];
     if( pPart->nByte==0 ) continue;
     if( aNext==0 ){
-      aNext = pPart->aBlock = dsMallocToFill(p->pMem, nByte);
+      aNext = pPart->aBlock = dsMalloc(p->pMem, nByte);
       if( aNext==0 ) return SQLITE_NOMEM;
     }
     pPart->aRow = aNext;
@@ -235,10 +241,10 @@ int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
   for(i=0; i<nPart; i++) dsHashPartEmpty(&p->aPart[i]);
   if( nDir>0 ){
     /* One block for every directory: on huge pages, where the directory
-    ** of one sub-table is too small for them. */
-    p->aDir = dsMallocToFill(pMem, nDir);
+    ** of one sub-table is too small for them.  Each sub-table's part is
+    ** made and zeroed by the thread that counts its rows. */
+    p->aDir = dsMalloc(pMem, nDir);
     if( p->aDir==0 ) return SQLITE_NOMEM;
-    memset(p->aDir, 0, (size_t)nDir);
   }
   pDir = p->aDir;
   for(i=0; i<nPart; i++){
@@ -278,7 +284,7 @@ int dsHashTableBuild(DsHashTable *p, DsMem *pMem, int nPart,
     for(j=i; j<iEnd; j++){
       DsHashPart *pPart = &p->aPart[j];
       if( pPart->nByte ){
-        pPart->aBlock = dsMallocToFill(p->pMem, pPart->nByte);
+        pPart->aBlock = dsMalloc(p->pMem, pPart->nByte);
         if( pPart->aBlock==0 ) return SQLITE_NOMEM;
         pPart->aRow = pPart->aBlock;
         rc = dsHashSplit(&make, pOp, j, j+1, anRow[j], dsHashPlaceItem);

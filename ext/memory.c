@@ -140,6 +140,13 @@ void *dsMallocToFill(DsMem *pMem, i64 n){
   return p;
 }
 
+/* The pages of n bytes at p, part of a dsMalloc() block that threads fill
+** part by part, are made now, on the thread about to fill them: the
+** kernel's zeroing of fresh pages is then spread over the threads too. */
+void dsMakePages(void *p, i64 n){
+  dsPrefault(p, n);
+}
+
 void *dsRealloc(DsMem *pMem, void *pOld, i64 n){
   i64 nOld = pOld ? (i64)sqlite3_msize(pOld) : 0;
   void *p = sqlite3_realloc64(pOld, (sqlite3_uint64)(n > 0 ? n : 1));
