@@ -14,6 +14,7 @@
 
 #include <time.h>
 #ifndef DS_OMIT_THREADS
+#include <errno.h>
 #include <stdatomic.h>
 #endif
 
@@ -197,12 +198,38 @@ static void *dsSplitHelper(void *pArg){
   return 0;
 }
 
-/* Start up to nWant helpers on p; how many started. */
+#ifdef DS_TEST_HOOKS
+/* Splits that started every helper they wanted, and those that started
+** fewer; from now on at most nAllow helpers per split (-1: no limit; a
+** start past it fails as if pthread_create() had: the test program's
+** ds_split_helpers); -2 leaves the limit as it is. */
+static atomic_int dsSplitFull, dsSplitShort;
+static atomic_int dsSplitAllow = -1;
+void dsSplitTest(int nAllow, int *pnFull, int *pnShort){
+  if( nAllow>=-1 ) atomic_store(&dsSplitAllow, nAllow);
+  *pnFull = atomic_load(&dsSplitFull);
+  *pnShort = atomic_load(&dsSplitShort);
+}
+static int dsSplitCreate(pthread_t *pThread, DsSplit *p, int iHelper){
+  int nAllow = atomic_load(&dsSplitAllow);
+  if( nAllow>=0 && iHelper>=nAllow ) return EAGAIN;
+  return pthread_create(pThread, 0, dsSplitHelper, p);
+}
+# define dsSplitCount(nStarted, nWant) \
+  atomic_fetch_add((nStarted)<(nWant) ? &dsSplitShort : &dsSplitFull, 1)
+#else
+# define dsSplitCreate(pThread, p, i) pthread_create(pThread, 0, dsSplitHelper, p)
+# define dsSplitCount(nStarted, nWant)
+#endif
+
+/* Start up to nWant helpers on p; how many started.  A helper that cannot
+** be started leaves its share to the threads that run. */
 static int dsSplitStart(DsSplit *p, pthread_t *aThread, int nWant){
   int n = 0;
-  while( n<nWant && pthread_create(&aThread[n], 0, dsSplitHelper, p)==0 ){
+  while( n<nWant && dsSplitCreate(&aThread[n], p, n)==0 ){
     n++;
   }
+  dsSplitCount(n, nWant);
   return n;
 }
 

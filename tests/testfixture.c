@@ -63,6 +63,12 @@
 **       {created opened}: spill files created in temp_dir, and spill files
 **       opened (created or reused from the operator's pool), since the
 **       process started.
+**   ds_split_helpers ?MAX?
+**       {full short}: work split between the caller and helper threads
+**       (ext/threads.c: making a hash table) since the process started,
+**       with every helper wanted started, and with fewer.  MAX N lets at
+**       most N helpers of a split start from now on (a start past it
+**       fails as if pthread_create() had); -1 lifts the limit.
 **   ds_stage_ahead ?NOTHREAD?
 **       {worker caller}: sources read through a stage run ahead on a
 **       worker (ext/stageahead.c: a hash join's task probing its probe file, a
@@ -92,6 +98,8 @@ void dsSpillTestFiles(int *pnNew, int *pnOpen);
 void dsStageAheadTest(int bNoThread, int *pnWorker, int *pnCaller);
 /* From ext/rangeread.c, likewise. */
 int dsRangeTestFault(int nCountdown, int bPersist);
+/* From ext/threads.c, likewise. */
+void dsSplitTest(int nAllow, int *pnFull, int *pnShort);
 
 /*************************************************************************
 ** Allocation failure.  The counters are atomic because operators may sort
@@ -328,6 +336,30 @@ static int dsSpillFilesCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
+static int dsSplitHelpersCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                             Tcl_Obj *const *objv){
+  int nFull, nShort, nAllow = -2;
+  Tcl_Obj *pRes;
+  (void)pUnused;
+  if( objc>2 ){
+    Tcl_WrongNumArgs(interp, 1, objv, "?MAX?");
+    return TCL_ERROR;
+  }
+  if( objc==2 && Tcl_GetIntFromObj(interp, objv[1], &nAllow) ){
+    return TCL_ERROR;
+  }
+  if( objc==2 && nAllow<-1 ){
+    Tcl_SetObjResult(interp, Tcl_NewStringObj("MAX must be -1 or more", -1));
+    return TCL_ERROR;
+  }
+  dsSplitTest(nAllow, &nFull, &nShort);
+  pRes = Tcl_NewListObj(0, 0);
+  Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nFull));
+  Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nShort));
+  Tcl_SetObjResult(interp, pRes);
+  return TCL_OK;
+}
+
 static int dsStageAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
                            Tcl_Obj *const *objv){
   int nWorker, nCaller, bNoThread = -1;
@@ -405,6 +437,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_spill_calls",  dsSpillCallsCmd },
     { "ds_spill_files",  dsSpillFilesCmd },
     { "ds_stage_ahead",        dsStageAheadCmd },
+    { "ds_split_helpers",      dsSplitHelpersCmd },
     { "ds_thread_fault", dsThreadFaultCmd },
     { "ds_threading_mode", dsThreadingModeCmd },
   };
