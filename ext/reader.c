@@ -18,9 +18,10 @@
 ** which steps its query row by row (the wide path).
 **
 ** The size of an input (dsInputEstimateRows, dsInputQuickRows,
-** dsInputSpanRows, dsInputSampleRowBytes, dsInputStat1Count) is found here too: from
-** sqlite_stat1, SQLite's count of a table, or a count that reads the
-** input through the reader's own SQL.
+** dsInputSpanRows, dsInputSampleRowBytes, dsInputStat1Count) is found
+** here too: from sqlite_stat1, SQLite's count of a table, the span of
+** its rowids, or a count that reads the input through the reader's own
+** SQL.
 */
 #include "dataset_int.h"
 
