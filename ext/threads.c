@@ -218,7 +218,8 @@ static int dsSplitCreate(pthread_t *pThread, DsSplit *p, int iHelper){
 # define dsSplitCount(nStarted, nWant) \
   atomic_fetch_add((nStarted)<(nWant) ? &dsSplitShort : &dsSplitFull, 1)
 #else
-# define dsSplitCreate(pThread, p, i) pthread_create(pThread, 0, dsSplitHelper, p)
+# define dsSplitCreate(pThread, p, i) \
+  pthread_create(pThread, 0, dsSplitHelper, p)
 # define dsSplitCount(nStarted, nWant)
 #endif
 
