@@ -58,6 +58,20 @@
 ** smallest take about 3.3 KiB, more than a memory_limit below that.  rows
 ** and nulls stay exact in either mode.
 **
+** Batches.  Looking a key up costs cache misses that depend on each
+** other: its slot of the directory, then the counters of the slot's
+** chain.  Taken one row at a time, as SQLite hands them over, they were
+** 80% of the function's time (6.4 s for the 10M keys of uni 1M x 10M,
+** against 0.5 s for SQLite's count() of them).  So each key is first
+** packed into a batch (DsKsBatch: its hash and its bytes), and a full
+** batch is counted in order while the directory slot of the key
+** DS_KS_AHEAD places on, the first counter of its slot for the key half
+** as far on, and the second for the key a quarter as far on are fetched
+** (dsKsCountBatch): 1.9 s.  Keys are counted in the order SQLite gave
+** them, as before, only later.  The bytes of its keys are charged to the
+** budget like the counters, and the batch is counted before the result
+** is made.
+**
 ** Interrupts.  SQLite checks between rows; the function's own long loops
 ** (moving every counter to a bigger directory, the change of mode, the
 ** pass that finds the top keys) tick an interrupt check (interrupt.c).
@@ -70,6 +84,10 @@
 #include <math.h>
 
 #define DS_KS_TOP        10     /* keys in "top" */
+#define DS_KS_BATCH      256    /* keys counted at once, at most */
+#define DS_KS_BATCH_BYTES (16 * 1024)  /* ... or fewer, once they take this */
+#define DS_KS_AHEAD      16     /* keys between the one counted and the one
+                                ** whose directory slot is fetched */
 #define DS_KS_MIN_SLOTS  16     /* first directory size */
 #define DS_HLL_MIN_BITS  8
 #define DS_HLL_MAX_BITS  14
@@ -89,6 +107,18 @@ struct DsKeyCount {
 
 #define DS_KC_SIZE(nKey) ((i64)offsetof(DsKeyCount, aKey) + (nKey))
 
+/* Keys waiting to be counted: key i has hash aHash[i] and is packed at
+** aKey + aOff[i]. */
+typedef struct DsKsBatch DsKsBatch;
+struct DsKsBatch {
+  int n;                  /* keys held */
+  i64 nByte;              /* bytes of aKey used */
+  i64 nAlloc;             /* bytes of aKey allocated */
+  u8 *aKey;
+  u64 aHash[DS_KS_BATCH];
+  i64 aOff[DS_KS_BATCH];
+};
+
 typedef struct DsKeyStats DsKeyStats;
 struct DsKeyStats {
   DsMem mem;              /* charges everything below to the connection */
@@ -101,6 +131,7 @@ struct DsKeyStats {
   DsKeyCount **aSlot;     /* directory of counters, power-of-two size */
   u64 mask;               /* its size - 1 */
   i64 nKey;               /* counters held */
+  DsKsBatch batch;        /* keys read but not counted yet */
   /* Approximate mode only */
   int nBits;              /* HyperLogLog precision p */
   u8 *aReg;               /* its 2^p registers */
@@ -503,6 +534,97 @@ static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
   return SQLITE_OK;
 }
 
+/*************************************************************************
+** Batches of keys (see the header comment)
+*/
+
+/* Fetch the directory slot of hash h, where there is a directory. */
+static void dsKsPrefetchSlot(const DsKeyStats *p, u64 h){
+  if( p->aSlot ) __builtin_prefetch(&p->aSlot[h & p->mask]);
+}
+
+/* Fetch the hash of the first counter in the slot of h: the slot itself
+** was fetched DS_KS_AHEAD/2 keys ago. */
+static void dsKsPrefetchCounter(const DsKeyStats *p, u64 h){
+  if( p->aSlot ){
+    const DsKeyCount *e = p->aSlot[h & p->mask];
+    if( e ) __builtin_prefetch(&e->hash);
+  }
+}
+
+/* Fetch the second counter of the slot of h, where the first (fetched
+** DS_KS_AHEAD/4 keys ago) is not the key's. */
+static void dsKsPrefetchNext(const DsKeyStats *p, u64 h){
+  if( p->aSlot ){
+    const DsKeyCount *e = p->aSlot[h & p->mask];
+    if( e && e->hash!=h && e->pNext ) __builtin_prefetch(&e->pNext->hash);
+  }
+}
+
+/* Count one key of hash h, in the mode the function is in. */
+static int dsKsAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
+  if( p->bApprox ) return dsKsApproxAdd(p, h, pKey);
+  return dsKsExactAdd(p, h, pKey);
+}
+
+/*
+** Count the keys of the batch, in order, and empty it.  The directory
+** may grow, or give way to the sketches, in the middle: what was fetched
+** ahead is then wasted, never wrong.
+*/
+static int dsKsCountBatch(DsKeyStats *p){
+  DsKsBatch *b = &p->batch;
+  int i, rc = SQLITE_OK;
+  for(i=0; i<b->n && i<DS_KS_AHEAD; i++) dsKsPrefetchSlot(p, b->aHash[i]);
+  for(i=0; i<b->n && rc==SQLITE_OK; i++){
+    DsValue v;
+    if( i+DS_KS_AHEAD < b->n ) dsKsPrefetchSlot(p, b->aHash[i+DS_KS_AHEAD]);
+    if( i+DS_KS_AHEAD/2 < b->n ){
+      dsKsPrefetchCounter(p, b->aHash[i+DS_KS_AHEAD/2]);
+    }
+    if( i+DS_KS_AHEAD/4 < b->n ){
+      dsKsPrefetchNext(p, b->aHash[i+DS_KS_AHEAD/4]);
+    }
+    dsValueDecode(b->aKey + b->aOff[i], &v);
+    rc = dsKsAdd(p, b->aHash[i], &v);
+  }
+  b->n = 0;
+  b->nByte = 0;
+  return rc;
+}
+
+/* The bytes of keys a batch holds before it is counted: a 64th of the
+** budget at most, so that a small memory_limit is not spent on it (keys
+** are then counted one by one, as they come). */
+static i64 dsKsBatchBytes(const DsKeyStats *p){
+  i64 n = p->mem.pConn->nMemLimit / 64;
+  return n < DS_KS_BATCH_BYTES ? n : DS_KS_BATCH_BYTES;
+}
+
+/* Add key pKey, not NULL, to the batch, and count the batch once full. */
+static int dsKsBatchAdd(DsKeyStats *p, const DsValue *pKey){
+  DsKsBatch *b = &p->batch;
+  i64 nKey = dsValueSize(pKey);
+  if( b->nByte + nKey > b->nAlloc ){
+    i64 nNew = b->nAlloc ? 2*b->nAlloc : 64;
+    u8 *aNew;
+    while( nNew < b->nByte + nKey ) nNew *= 2;
+    aNew = dsRealloc(&p->mem, b->aKey, nNew);
+    if( aNew==0 ) return SQLITE_NOMEM;
+    b->aKey = aNew;
+    b->nAlloc = nNew;
+  }
+  b->aHash[b->n] = dsValueHash(pKey, 0);
+  b->aOff[b->n] = b->nByte;
+  dsValuePut(b->aKey + b->nByte, pKey);
+  b->nByte += nKey;
+  b->n++;
+  if( b->n==DS_KS_BATCH || b->nByte>=dsKsBatchBytes(p) ){
+    return dsKsCountBatch(p);
+  }
+  return SQLITE_OK;
+}
+
 /* Fail the statement with error rc. */
 static void dsKsResultError(sqlite3_context *ctx, int rc){
   if( rc==SQLITE_NOMEM ){
@@ -534,13 +656,7 @@ static void dsKeyStatsStep(sqlite3_context *ctx, int argc,
     p->nNull++;
     return;
   }
-  if( p->rcStop ){
-    rc = p->rcStop;
-  }else if( p->bApprox ){
-    rc = dsKsApproxAdd(p, dsValueHash(&v, 0), &v);
-  }else{
-    rc = dsKsExactAdd(p, dsValueHash(&v, 0), &v);
-  }
+  rc = p->rcStop ? p->rcStop : dsKsBatchAdd(p, &v);
   if( rc!=SQLITE_OK ) dsKsResultError(ctx, rc);
 }
 
@@ -583,13 +699,14 @@ static i64 dsKsDistinct(const DsKeyStats *p){
   return n;
 }
 
-static void dsKeyStatsResult(sqlite3_context *ctx, const DsKeyStats *p){
+static void dsKeyStatsResult(sqlite3_context *ctx, DsKeyStats *p){
   DsText out;
   DsKeyCount *aTop[DS_KS_TOP];
   int nTop = 0;
   i64 nErr = 0;
   int i;
   int rc = p ? p->rcStop : SQLITE_OK;
+  if( rc==SQLITE_OK && p && p->batch.n ) rc = dsKsCountBatch(p);
   if( rc==SQLITE_OK && p && p->aSlot ){
     DsTicker tick;
     u64 j;
@@ -639,6 +756,8 @@ static void dsKeyStatsFree(DsKeyStats *p){
     for(i=0; i<p->nKey; i++) dsFree(&p->mem, p->aHeap[i]);
   }
   dsArenaClear(&p->arena);
+  dsFree(&p->mem, p->batch.aKey);
+  p->batch.aKey = 0;
   dsFree(&p->mem, p->aSlotOld);
   dsFree(&p->mem, p->aSlot);
   dsFree(&p->mem, p->aHeap);
