@@ -211,6 +211,13 @@ int dsSplitRun(DsConn *pConn, DsTicker *pTicker, int bParallel, int nItem,
                int (*xItem)(void *, int, DsSplitWork *), void *pArg,
                int *pnThread);
 int dsSplitTick(DsSplitWork *pWork, u32 n);
+
+/* Jobs run on one helper while the caller goes on (threads.c). */
+typedef struct DsAsync DsAsync;
+int dsAsyncStart(DsConn *pConn, int (*xJob)(void *), DsAsync **pp);
+void dsAsyncPost(DsAsync *p, void *pArg);
+int dsAsyncWait(DsAsync *p);
+void dsAsyncEnd(DsAsync *p);
 #if defined(DS_TEST_HOOKS) && !defined(DS_OMIT_THREADS)
 void dsSplitTest(int nAllow, int *pnFull, int *pnShort);
 #endif

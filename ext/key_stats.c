@@ -67,10 +67,36 @@
 ** batch is counted in order while the directory slot of the key
 ** DS_KS_AHEAD places on, the first counter of its slot for the key half
 ** as far on, and the second for the key a quarter as far on are fetched
-** (dsKsCountBatch): 1.9 s.  Keys are counted in the order SQLite gave
-** them, as before, only later.  The bytes of its keys are charged to the
-** budget like the counters, and the batch is counted before the result
-** is made.
+** (dsKsCountBatch): 1.7 s.  Keys are counted in the order SQLite gave
+** them, as before, only later.  The batch is charged to the budget, and
+** counted before the result is made.
+**
+** Threads.  With threads above 1, once parallel_min_rows rows have come,
+** the batches are counted on a helper thread (DsAsync, threads.c) while
+** the caller, SQLite's thread, fills the next one: two batches in turn,
+** the helper counting one while the caller fills the other.  The result
+** is the same object for any threads, because the same batches are
+** counted in the same order, against the same budget:
+**
+**   - The counting charges its memory to a view of the connection's
+**     budget (DsKeyStats.conn), never to the connection itself, which the
+**     caller's other operators change meanwhile.  At each full batch, with
+**     no batch being counted, the view's charges go to the connection and
+**     the view becomes the connection's again (dsKsSync); then the batch
+**     is counted against that view, on the helper or, without one, on the
+**     caller at once.  Either way each batch sees the connection as it
+**     was when the batch was full.
+**   - The moves that tick the interrupt check (the directory's growth,
+**     the change of mode) run on the caller, which alone may step the
+**     check's statement: the helper stops at a key that needs one, and
+**     the caller counts the rest of that batch before it hands over the
+**     next (dsKsWaitPosted).
+**   - The batches' own memory is the caller's, charged to the connection
+**     (DsKeyStats.memBatch), the same with a helper or without.
+**
+** The helper is joined in xFinal, which SQLite calls when the group ends
+** and also when the statement is reset or finalized, or fails, before it
+** has.
 **
 ** Interrupts.  SQLite checks between rows; the function's own long loops
 ** (moving every counter to a bigger directory, the change of mode, the
@@ -84,8 +110,12 @@
 #include <math.h>
 
 #define DS_KS_TOP        10     /* keys in "top" */
-#define DS_KS_BATCH      256    /* keys counted at once, at most */
-#define DS_KS_BATCH_BYTES (16 * 1024)  /* ... or fewer, once they take this */
+#define DS_KS_BATCH      1024   /* keys counted at once, at most (256 made
+                                ** the helper's hand-overs cost more than
+                                ** its work saved; 4096 slowed threads 1) */
+#define DS_KS_BATCH_BYTES (64 * 1024)  /* ... or fewer, once they take this */
+#define DS_KS_YIELD      (-1)   /* dsKsExactAdd() on the helper: the caller
+                                ** must count this key */
 #define DS_KS_AHEAD      16     /* keys between the one counted and the one
                                 ** whose directory slot is fetched */
 #define DS_KS_MIN_SLOTS  16     /* first directory size */
@@ -112,35 +142,48 @@ struct DsKeyCount {
 typedef struct DsKsBatch DsKsBatch;
 struct DsKsBatch {
   int n;                  /* keys held */
+  int iDone;              /* keys counted, from the first */
+  int nSlot;              /* room in aHash[] and aOff[] */
   i64 nByte;              /* bytes of aKey used */
   i64 nAlloc;             /* bytes of aKey allocated */
   u8 *aKey;
-  u64 aHash[DS_KS_BATCH];
-  i64 aOff[DS_KS_BATCH];
+  u64 *aHash;
+  i64 *aOff;
 };
 
 typedef struct DsKeyStats DsKeyStats;
 struct DsKeyStats {
-  DsMem mem;              /* charges everything below to the connection */
+  /* The caller's, written at every row: apart from what the helper uses,
+  ** so that the two cores do not take a cache line from each other. */
+  i64 nRow;               /* rows seen */
+  i64 nNull;              /* rows with a NULL key */
+  DsKsBatch aBatch[2];    /* keys read but not counted yet */
+  int iFill;              /* the batch the caller fills */
+  DsKsBatch *pPosted;     /* the batch the helper counts, or NULL */
+  DsAsync *pAsync;        /* the helper, or NULL */
+  int bAsyncTried;        /* a helper was asked for */
+  DsConn *pConn;          /* the connection */
+  DsMem memBatch;         /* charges the batches to the connection */
   int bInit;              /* mem and arena are set up */
+  int rcStop;             /* an interrupted loop: the result is an error */
+  DsKeyCount **aSlotOld;  /* the directory that loop was emptying */
+  u8 aPad[64];
+  /* The counting's: the helper's while it counts a batch */
+  DsConn conn;            /* the budget as the counting sees it (Threads) */
+  i64 nConnBase;          /* conn.nMemUsed at the last dsKsSync() */
+  DsMem mem;              /* charges everything below to conn */
   DsArena arena;          /* the counters of exact mode */
   i64 nMaxKey;            /* bytes of the longest key counted (packed) */
   int bApprox;            /* the sketches have replaced the counters */
-  i64 nRow;               /* rows seen */
-  i64 nNull;              /* rows with a NULL key */
   DsKeyCount **aSlot;     /* directory of counters, power-of-two size */
   u64 mask;               /* its size - 1 */
   i64 nKey;               /* counters held */
-  DsKsBatch batch;        /* keys read but not counted yet */
   /* Approximate mode only */
   int nBits;              /* HyperLogLog precision p */
   u8 *aReg;               /* its 2^p registers */
   DsKeyCount **aHeap;     /* the counters, a min-heap on nCount */
   i64 nHeapMax;           /* Space-Saving's k */
   i64 nKnown;             /* distinct keys counted exactly before */
-  /* After an interrupted loop */
-  int rcStop;             /* SQLITE_INTERRUPT: the result is an error */
-  DsKeyCount **aSlotOld;  /* the directory the loop was emptying */
 };
 
 /* Names of the steps of the function's own loops (dsTickerStep). */
@@ -505,8 +548,11 @@ static int dsKsApproxAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
   return SQLITE_OK;
 }
 
-/* Count one row of non-NULL key pKey, hash h, exactly if it fits. */
-static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
+/* Count one row of non-NULL key pKey, hash h, exactly if it fits.  On
+** the helper (bHelper), DS_KS_YIELD rather than grow the directory or
+** change mode. */
+static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey,
+                        int bHelper){
   DsKeyCount *e = p->aSlot ? dsKsFind(p, h, pKey) : 0;
   i64 nKey, nSlot = 0, nGrow = 0;
   int rc;
@@ -521,6 +567,7 @@ static int dsKsExactAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
     nSlot = 2 * ((i64)p->mask + 1);
   }
   nGrow = nSlot * (i64)sizeof(DsKeyCount *);
+  if( bHelper && (nSlot || !dsKsFits(p, nKey, nGrow)) ) return DS_KS_YIELD;
   if( !dsKsFits(p, nKey, nGrow) ){
     rc = dsKsToApprox(p);
     return rc ? rc : dsKsApproxAdd(p, h, pKey);
@@ -561,68 +608,161 @@ static void dsKsPrefetchNext(const DsKeyStats *p, u64 h){
   }
 }
 
-/* Count one key of hash h, in the mode the function is in. */
-static int dsKsAdd(DsKeyStats *p, u64 h, const DsValue *pKey){
+/* Count one key of hash h, in the mode the function is in (DS_KS_YIELD
+** on the helper: see dsKsExactAdd). */
+static int dsKsAdd(DsKeyStats *p, u64 h, const DsValue *pKey, int bHelper){
   if( p->bApprox ) return dsKsApproxAdd(p, h, pKey);
-  return dsKsExactAdd(p, h, pKey);
+  return dsKsExactAdd(p, h, pKey, bHelper);
 }
 
 /*
-** Count the keys of the batch, in order, and empty it.  The directory
-** may grow, or give way to the sketches, in the middle: what was fetched
-** ahead is then wasted, never wrong.
+** Count the keys of batch b from b->iDone on, in order; on the helper
+** (bHelper), only up to a key that needs the caller (b->iDone says where
+** it stopped).  The directory may grow, or give way to the sketches, in
+** the middle: what was fetched ahead is then wasted, never wrong.
 */
-static int dsKsCountBatch(DsKeyStats *p){
-  DsKsBatch *b = &p->batch;
+static int dsKsCountBatch(DsKeyStats *p, DsKsBatch *b, int bHelper){
+  /* Read once: the caller fills the other batch, next to this one. */
+  const int n = b->n;
+  const u64 *aHash = b->aHash;
+  const i64 *aOff = b->aOff;
+  const u8 *aKey = b->aKey;
   int i, rc = SQLITE_OK;
-  for(i=0; i<b->n && i<DS_KS_AHEAD; i++) dsKsPrefetchSlot(p, b->aHash[i]);
-  for(i=0; i<b->n && rc==SQLITE_OK; i++){
-    DsValue v;
-    if( i+DS_KS_AHEAD < b->n ) dsKsPrefetchSlot(p, b->aHash[i+DS_KS_AHEAD]);
-    if( i+DS_KS_AHEAD/2 < b->n ){
-      dsKsPrefetchCounter(p, b->aHash[i+DS_KS_AHEAD/2]);
-    }
-    if( i+DS_KS_AHEAD/4 < b->n ){
-      dsKsPrefetchNext(p, b->aHash[i+DS_KS_AHEAD/4]);
-    }
-    dsValueDecode(b->aKey + b->aOff[i], &v);
-    rc = dsKsAdd(p, b->aHash[i], &v);
+  for(i=b->iDone; i<n && i<b->iDone+DS_KS_AHEAD; i++){
+    dsKsPrefetchSlot(p, aHash[i]);
   }
-  b->n = 0;
+  for(i=b->iDone; i<n; i++){
+    DsValue v;
+    if( i+DS_KS_AHEAD < n ) dsKsPrefetchSlot(p, aHash[i+DS_KS_AHEAD]);
+    if( i+DS_KS_AHEAD/2 < n ) dsKsPrefetchCounter(p, aHash[i+DS_KS_AHEAD/2]);
+    if( i+DS_KS_AHEAD/4 < n ) dsKsPrefetchNext(p, aHash[i+DS_KS_AHEAD/4]);
+    dsValueDecode(aKey + aOff[i], &v);
+    rc = dsKsAdd(p, aHash[i], &v, bHelper);
+    if( rc!=SQLITE_OK ) break;
+  }
+  b->iDone = i;
+  return rc==DS_KS_YIELD ? SQLITE_OK : rc;
+}
+
+/* The helper's job: count the batch posted. */
+static int dsKsJob(void *pArg){
+  DsKeyStats *p = (DsKeyStats *)pArg;
+  return dsKsCountBatch(p, p->pPosted, 1);
+}
+
+/*
+** What the counting charged to its view of the budget since the last
+** call goes to the connection, and the view becomes the connection's
+** again: other operators may have taken or given back memory meanwhile.
+** Only while no batch is being counted.
+*/
+static void dsKsSync(DsKeyStats *p){
+  p->pConn->nMemUsed += p->conn.nMemUsed - p->nConnBase;
+  if( p->conn.nNoMemBytes ) p->pConn->nNoMemBytes = p->conn.nNoMemBytes;
+  p->conn = *p->pConn;
+  p->nConnBase = p->conn.nMemUsed;
+}
+
+/* Wait for the batch posted to the helper, if any, and count what it left
+** (from a key that needs the caller on); the batch is then empty. */
+static int dsKsWaitPosted(DsKeyStats *p){
+  DsKsBatch *b = p->pPosted;
+  int rc;
+  if( b==0 ) return SQLITE_OK;
+  rc = dsAsyncWait(p->pAsync);
+  p->pPosted = 0;
+  if( rc==SQLITE_OK && b->iDone<b->n ) rc = dsKsCountBatch(p, b, 0);
+  b->n = b->iDone = 0;
   b->nByte = 0;
   return rc;
 }
 
-/* The bytes of keys a batch holds before it is counted: a 64th of the
-** budget at most, so that a small memory_limit is not spent on it (keys
-** are then counted one by one, as they come). */
+/* Batch b is full, or the last: count it, against the budget as it is
+** now, on the helper where there is one (and one is asked for here once
+** parallel_min_rows rows have come), else at once. */
+static int dsKsCountFull(DsKeyStats *p, DsKsBatch *b, int bLast){
+  int rc = dsKsWaitPosted(p);
+  if( rc!=SQLITE_OK ) return rc;
+  dsKsSync(p);
+  if( !bLast && !p->bAsyncTried && p->nRow>=p->pConn->nParallelMinRows ){
+    p->bAsyncTried = 1;
+    rc = dsAsyncStart(p->pConn, dsKsJob, &p->pAsync);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  if( p->pAsync && !bLast ){
+    p->pPosted = b;
+    dsAsyncPost(p->pAsync, p);
+    return SQLITE_OK;
+  }
+  rc = dsKsCountBatch(p, b, 0);
+  b->n = b->iDone = 0;
+  b->nByte = 0;
+  return rc;
+}
+
+/* Keys a batch holds before it is counted, and bytes of them: a 64th of
+** the budget at most between the two, so that a small memory_limit is
+** not spent on them (keys are then counted one by one, as they come). */
+static int dsKsBatchKeys(const DsKeyStats *p){
+  i64 n = p->pConn->nMemLimit / 1024;
+  return n<1 ? 1 : n<DS_KS_BATCH ? (int)n : DS_KS_BATCH;
+}
 static i64 dsKsBatchBytes(const DsKeyStats *p){
-  i64 n = p->mem.pConn->nMemLimit / 64;
+  i64 n = p->pConn->nMemLimit / 128;
   return n < DS_KS_BATCH_BYTES ? n : DS_KS_BATCH_BYTES;
 }
 
-/* Add key pKey, not NULL, to the batch, and count the batch once full. */
-static int dsKsBatchAdd(DsKeyStats *p, const DsValue *pKey){
-  DsKsBatch *b = &p->batch;
-  i64 nKey = dsValueSize(pKey);
+/* Room in batch b for one more key of nKey bytes packed. */
+static int dsKsBatchRoom(DsKeyStats *p, DsKsBatch *b, i64 nKey){
+  if( b->n==b->nSlot ){
+    int nNew = b->nSlot ? 2*b->nSlot : 16;
+    u64 *aHash = dsRealloc(&p->memBatch, b->aHash, nNew * (i64)sizeof(u64));
+    i64 *aOff;
+    if( aHash==0 ) return SQLITE_NOMEM;
+    b->aHash = aHash;
+    aOff = dsRealloc(&p->memBatch, b->aOff, nNew * (i64)sizeof(i64));
+    if( aOff==0 ) return SQLITE_NOMEM;
+    b->aOff = aOff;
+    b->nSlot = nNew;
+  }
   if( b->nByte + nKey > b->nAlloc ){
     i64 nNew = b->nAlloc ? 2*b->nAlloc : 64;
     u8 *aNew;
     while( nNew < b->nByte + nKey ) nNew *= 2;
-    aNew = dsRealloc(&p->mem, b->aKey, nNew);
+    aNew = dsRealloc(&p->memBatch, b->aKey, nNew);
     if( aNew==0 ) return SQLITE_NOMEM;
     b->aKey = aNew;
     b->nAlloc = nNew;
   }
+  return SQLITE_OK;
+}
+
+/* Add key pKey, not NULL, to the batch being filled, and count that once
+** full (the other batch is filled next). */
+static int dsKsBatchAdd(DsKeyStats *p, const DsValue *pKey){
+  DsKsBatch *b = &p->aBatch[p->iFill];
+  i64 nKey = dsValueSize(pKey);
+  int rc = dsKsBatchRoom(p, b, nKey);
+  if( rc!=SQLITE_OK ) return rc;
   b->aHash[b->n] = dsValueHash(pKey, 0);
   b->aOff[b->n] = b->nByte;
   dsValuePut(b->aKey + b->nByte, pKey);
   b->nByte += nKey;
   b->n++;
-  if( b->n==DS_KS_BATCH || b->nByte>=dsKsBatchBytes(p) ){
-    return dsKsCountBatch(p);
+  if( b->n>=dsKsBatchKeys(p) || b->nByte>=dsKsBatchBytes(p) ){
+    p->iFill = !p->iFill;
+    return dsKsCountFull(p, b, 0);
   }
   return SQLITE_OK;
+}
+
+/* Count every key read: the batch on the helper, then the one being
+** filled; the helper is stopped.  Then the counters are the caller's. */
+static int dsKsCountAll(DsKeyStats *p){
+  int rc = dsKsCountFull(p, &p->aBatch[p->iFill], 1);
+  dsAsyncEnd(p->pAsync);
+  p->pAsync = 0;
+  return rc;
 }
 
 /* Fail the statement with error rc. */
@@ -647,7 +787,11 @@ static void dsKeyStatsStep(sqlite3_context *ctx, int argc,
     return;
   }
   if( !p->bInit ){
-    dsMemInit(&p->mem, (DsConn *)sqlite3_user_data(ctx));
+    p->pConn = (DsConn *)sqlite3_user_data(ctx);
+    p->conn = *p->pConn;
+    p->nConnBase = p->conn.nMemUsed;
+    dsMemInit(&p->mem, &p->conn);
+    dsMemInit(&p->memBatch, p->pConn);
     dsArenaInit(&p->arena, &p->mem);
     p->bInit = 1;
   }
@@ -706,7 +850,7 @@ static void dsKeyStatsResult(sqlite3_context *ctx, DsKeyStats *p){
   i64 nErr = 0;
   int i;
   int rc = p ? p->rcStop : SQLITE_OK;
-  if( rc==SQLITE_OK && p && p->batch.n ) rc = dsKsCountBatch(p);
+  if( rc==SQLITE_OK && p && p->bInit ) rc = dsKsCountAll(p);
   if( rc==SQLITE_OK && p && p->aSlot ){
     DsTicker tick;
     u64 j;
@@ -750,14 +894,26 @@ static void dsKeyStatsResult(sqlite3_context *ctx, DsKeyStats *p){
   dsTextFree(&out);
 }
 
+static void dsKsBatchFree(DsKeyStats *p, DsKsBatch *b){
+  dsFree(&p->memBatch, b->aKey);
+  dsFree(&p->memBatch, b->aHash);
+  dsFree(&p->memBatch, b->aOff);
+  memset(b, 0, sizeof(*b));
+}
+
 static void dsKeyStatsFree(DsKeyStats *p){
+  if( !p->bInit ) return;
+  /* The helper first: it may still be counting a batch after an error. */
+  dsAsyncEnd(p->pAsync);
+  p->pAsync = 0;
+  p->pPosted = 0;
+  dsKsBatchFree(p, &p->aBatch[0]);
+  dsKsBatchFree(p, &p->aBatch[1]);
   if( p->bApprox ){
     i64 i;
     for(i=0; i<p->nKey; i++) dsFree(&p->mem, p->aHeap[i]);
   }
   dsArenaClear(&p->arena);
-  dsFree(&p->mem, p->batch.aKey);
-  p->batch.aKey = 0;
   dsFree(&p->mem, p->aSlotOld);
   dsFree(&p->mem, p->aSlot);
   dsFree(&p->mem, p->aHeap);
@@ -767,6 +923,8 @@ static void dsKeyStatsFree(DsKeyStats *p){
   p->aHeap = 0;
   p->aReg = 0;
   p->nKey = 0;
+  /* What the counters gave back goes back to the connection. */
+  dsKsSync(p);
 }
 
 static void dsKeyStatsFinal(sqlite3_context *ctx){

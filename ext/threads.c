@@ -1,12 +1,14 @@
 /*
 ** threads.c: what every worker thread of the extension needs to know
-** before it starts, the timed wait of a caller for one, and work split
-** between the caller and helper threads (dsSplitRun).
+** before it starts, the timed wait of a caller for one, work split
+** between the caller and helper threads (dsSplitRun), and jobs run on one
+** helper while the caller goes on (DsAsync).
 **
 ** Workers (rangeread.c's range readers, stageahead.c's stages, sort.c's
-** run writers) run only where threads is above 1 and SQLite may be used
-** from another thread than the caller's: a worker allocates with
-** sqlite3_malloc(), and a range reader opens connections of its own.
+** run writers, key_stats.c's counter) run only where threads is above 1
+** and SQLite may be used from another thread than the caller's: a worker
+** allocates with sqlite3_malloc(), and a range reader opens connections
+** of its own.
 ** The caller waiting for a worker wakes every few milliseconds to check
 ** for an interrupt, on the monotonic clock.
 */
@@ -199,9 +201,10 @@ static void *dsSplitHelper(void *pArg){
 }
 
 #ifdef DS_TEST_HOOKS
-/* Splits that started every helper they wanted, and those that started
-** fewer; from now on at most nAllow helpers per split (-1: no limit; a
-** start past it fails as if pthread_create() had: the test program's
+/* Splits (and DsAsync helpers) that started every helper they wanted,
+** and those that started fewer; from now on at most nAllow helpers per
+** split, and none for a DsAsync if nAllow is 0 (-1: no limit; a start
+** past it fails as if pthread_create() had: the test program's
 ** ds_split_helpers); -2 leaves the limit as it is. */
 static atomic_int dsSplitFull, dsSplitShort;
 static atomic_int dsSplitAllow = -1;
@@ -210,16 +213,16 @@ void dsSplitTest(int nAllow, int *pnFull, int *pnShort){
   *pnFull = atomic_load(&dsSplitFull);
   *pnShort = atomic_load(&dsSplitShort);
 }
-static int dsSplitCreate(pthread_t *pThread, DsSplit *p, int iHelper){
+static int dsHelperCreate(pthread_t *pThread, void *(*x)(void *),
+                          void *pArg, int iHelper){
   int nAllow = atomic_load(&dsSplitAllow);
   if( nAllow>=0 && iHelper>=nAllow ) return EAGAIN;
-  return pthread_create(pThread, 0, dsSplitHelper, p);
+  return pthread_create(pThread, 0, x, pArg);
 }
 # define dsSplitCount(nStarted, nWant) \
   atomic_fetch_add((nStarted)<(nWant) ? &dsSplitShort : &dsSplitFull, 1)
 #else
-# define dsSplitCreate(pThread, p, i) \
-  pthread_create(pThread, 0, dsSplitHelper, p)
+# define dsHelperCreate(pThread, x, pArg, i) pthread_create(pThread, 0, x, pArg)
 # define dsSplitCount(nStarted, nWant)
 #endif
 
@@ -227,7 +230,7 @@ static int dsSplitCreate(pthread_t *pThread, DsSplit *p, int iHelper){
 ** be started leaves its share to the threads that run. */
 static int dsSplitStart(DsSplit *p, pthread_t *aThread, int nWant){
   int n = 0;
-  while( n<nWant && dsSplitCreate(&aThread[n], p, n)==0 ){
+  while( n<nWant && dsHelperCreate(&aThread[n], dsSplitHelper, p, n)==0 ){
     n++;
   }
   dsSplitCount(n, nWant);
@@ -290,3 +293,139 @@ int dsSplitRun(DsConn *pConn, DsTicker *pTicker, int bParallel, int nItem,
   if( pnThread && 1 + nHelper > *pnThread ) *pnThread = 1 + nHelper;
   return rc;
 }
+
+/*
+** Jobs run on one helper while the caller goes on (DsAsync).
+**
+** An operator whose input only the caller may read (an aggregate, which
+** SQLite hands its rows one at a time) can still have the work on each
+** batch of them done beside the reading: the caller fills a batch, posts
+** it as a job (dsAsyncPost), and fills the next while the helper runs
+** xJob on the first; before it posts the next, it waits for the job
+** (dsAsyncWait).  So at most one job runs at a time, in the order posted,
+** and between a wait and the next post the helper touches nothing: what
+** the job wrote is then the caller's to read (the mutex orders the
+** writes before).  A job must allocate only memory no other thread
+** charges meanwhile, call no SQLite, and be short: the caller waits for
+** it without looking for an interrupt.
+**
+** Where threads is 1, SQLite may not be used from other threads, or the
+** helper cannot be started, dsAsyncStart() gives no DsAsync: the caller
+** runs each job itself, at once.  dsAsyncEnd() waits for the last job,
+** stops the helper and joins it.
+*/
+#ifndef DS_OMIT_THREADS
+struct DsAsync {
+  int (*xJob)(void *);
+  pthread_t thread;
+  pthread_mutex_t mutex;
+  pthread_cond_t cPost;   /* a job was posted, or the helper must stop */
+  pthread_cond_t cDone;   /* the job posted is done */
+  void *pArg;             /* the job posted */
+  int bBusy;              /* a job is posted and not done */
+  int bStop;              /* the helper is to return */
+  int rcJob;              /* what the last job returned */
+};
+
+static void *dsAsyncHelper(void *pArg){
+  DsAsync *p = (DsAsync *)pArg;
+  pthread_mutex_lock(&p->mutex);
+  for(;;){
+    int rc;
+    while( !p->bBusy && !p->bStop ) pthread_cond_wait(&p->cPost, &p->mutex);
+    if( !p->bBusy ) break;
+    pthread_mutex_unlock(&p->mutex);
+    rc = p->xJob(p->pArg);
+    pthread_mutex_lock(&p->mutex);
+    p->rcJob = rc;
+    p->bBusy = 0;
+    pthread_cond_signal(&p->cDone);
+  }
+  pthread_mutex_unlock(&p->mutex);
+  return 0;
+}
+
+/* Start a helper that runs xJob on each job posted: *pp is NULL if none
+** may run or it cannot start (the caller runs the jobs).  SQLITE_OK or
+** SQLITE_NOMEM. */
+int dsAsyncStart(DsConn *pConn, int (*xJob)(void *), DsAsync **pp){
+  DsAsync *p;
+  *pp = 0;
+  if( dsThreadsRefused(pConn) ) return SQLITE_OK;
+  p = sqlite3_malloc64(sizeof(*p));
+  if( p==0 ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->xJob = xJob;
+  if( pthread_mutex_init(&p->mutex, 0) ){
+    sqlite3_free(p);
+    return SQLITE_OK;
+  }
+  if( pthread_cond_init(&p->cPost, 0)==0 ){
+    if( pthread_cond_init(&p->cDone, 0)==0 ){
+      int bStarted = dsHelperCreate(&p->thread, dsAsyncHelper, p, 0)==0;
+      dsSplitCount(bStarted, 1);
+      if( bStarted ){
+        *pp = p;
+        return SQLITE_OK;
+      }
+      pthread_cond_destroy(&p->cDone);
+    }
+    pthread_cond_destroy(&p->cPost);
+  }
+  pthread_mutex_destroy(&p->mutex);
+  sqlite3_free(p);
+  return SQLITE_OK;
+}
+
+/* Run xJob(pArg) on the helper; the job posted before must have been
+** waited for. */
+void dsAsyncPost(DsAsync *p, void *pArg){
+  pthread_mutex_lock(&p->mutex);
+  assert( !p->bBusy );
+  p->pArg = pArg;
+  p->bBusy = 1;
+  pthread_cond_signal(&p->cPost);
+  pthread_mutex_unlock(&p->mutex);
+}
+
+/* Wait for the job posted, if any: what it returned (SQLITE_OK if none
+** was posted since the last wait). */
+int dsAsyncWait(DsAsync *p){
+  int rc;
+  pthread_mutex_lock(&p->mutex);
+  while( p->bBusy ) pthread_cond_wait(&p->cDone, &p->mutex);
+  rc = p->rcJob;
+  p->rcJob = SQLITE_OK;
+  pthread_mutex_unlock(&p->mutex);
+  return rc;
+}
+
+/* Wait for the last job, stop the helper, join it and free p (may be
+** NULL). */
+void dsAsyncEnd(DsAsync *p){
+  if( p==0 ) return;
+  (void)dsAsyncWait(p);
+  pthread_mutex_lock(&p->mutex);
+  p->bStop = 1;
+  pthread_cond_signal(&p->cPost);
+  pthread_mutex_unlock(&p->mutex);
+  pthread_join(p->thread, 0);
+  pthread_cond_destroy(&p->cDone);
+  pthread_cond_destroy(&p->cPost);
+  pthread_mutex_destroy(&p->mutex);
+  sqlite3_free(p);
+}
+
+#else  /* DS_OMIT_THREADS */
+
+int dsAsyncStart(DsConn *pConn, int (*xJob)(void *), DsAsync **pp){
+  (void)pConn;
+  (void)xJob;
+  *pp = 0;
+  return SQLITE_OK;
+}
+void dsAsyncPost(DsAsync *p, void *pArg){ (void)p; (void)pArg; }
+int dsAsyncWait(DsAsync *p){ (void)p; return SQLITE_OK; }
+void dsAsyncEnd(DsAsync *p){ (void)p; }
+
+#endif /* DS_OMIT_THREADS */

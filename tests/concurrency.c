@@ -25,7 +25,8 @@
 ** The checks: ds_join_hint under every hint and join type (the CREATE
 ** VIRTUAL TABLE form, typed values, against JOIN ... ON +l.k = +r.k of the
 ** same type), ds_cogroup (counts per key, against GROUP BY), ds_cross
-** (against a plain cross join), ds_join_plan's output_rows, ds_key_stats,
+** (against a plain cross join), ds_join_plan's output_rows, ds_key_stats
+** (its keys counted on its helper thread: threads 2, parallel_min_rows 0),
 ** ds_min_by / ds_max_by (against correlated subqueries), and a sort-merge
 ** join of 40,000 generated rows with threads = 2 (the sorter's worker),
 ** and a broadcast join probing those rows on a worker (stageahead.c).
@@ -441,17 +442,26 @@ static int readerRound(sqlite3 *db, int iThread, int iRound, int iCheck){
   static const char *const azLimit[] = { "256MB", "64K", "16K" };
   const char *zLimit = azLimit[(iThread + iRound) % 3];
   int nThread = 1 + (iRound % 2);
+  int nMinRows = 16384;         /* parallel_min_rows, the default */
   if( iCheck==N_CHECK_WORKER || iCheck==N_CHECK_WORKER + 1 ){
     /* In memory, and on a worker: what this check is for. */
     zLimit = azLimit[0];
     nThread = 2;
+  }
+  if( iCheck==24 + 3 ){
+    /* ds_key_stats's keys counted on its helper thread, batch by batch
+    ** (a batch is a 1024th of memory_limit: 16 keys at 16K). */
+    nThread = 2;
+    nMinRows = 0;
   }
   char *zOp = 0, *zOracle = 0, *zErr = 0, *zDiff = 0;
   Rows got, want;
   int rc, bOk = 0;
   double t0 = nowMs();
   char *zSet = sqlite3_mprintf("SELECT ds_config('memory_limit', '%s'), "
-                               "ds_config('threads', %d)", zLimit, nThread);
+                               "ds_config('threads', %d), "
+                               "ds_config('parallel_min_rows', %d)",
+                               zLimit, nThread, nMinRows);
   execOrDie(db, zSet);
   sqlite3_free(zSet);
   checkSql(iCheck, &zOp, &zOracle);
