@@ -61,6 +61,23 @@ DS_PREFETCHER void dsRowPrefetch(const DsRow *pRow){
   __builtin_prefetch((const void *)((uintptr_t)pRow + 63));
 }
 
+/* Fetch the cache lines of the rows from pFrom up to pTo (a span of a
+** hash table's slot, where a key many rows share lies row after row),
+** DS_SPAN_PREFETCH bytes of them at most.  The first two lines are those
+** of dsRowPrefetch(); a probe that pairs its row with ten build rows
+** otherwise waits for each line past them in turn. */
+#define DS_SPAN_PREFETCH 1024
+DS_PREFETCHER void dsRowSpanPrefetch(const u8 *pFrom, const u8 *pTo){
+  uintptr_t iEnd = (uintptr_t)pFrom + DS_SPAN_PREFETCH;
+  uintptr_t i;
+  if( (uintptr_t)pTo < iEnd ) iEnd = (uintptr_t)pTo;
+  dsRowPrefetch((const DsRow *)pFrom);
+  /* The lines after the one that holds pFrom + 63. */
+  for(i=(((uintptr_t)pFrom + 63) & ~(uintptr_t)63) + 64; i<iEnd; i+=64){
+    __builtin_prefetch((const void *)i);
+  }
+}
+
 i64 dsRowRoom(DsMem *pMem, u32 nData);
 
 typedef struct DsValue DsValue;
