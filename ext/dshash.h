@@ -96,6 +96,11 @@ static inline void dsBloomAdd(DsBloom *p, u64 hash){
   p->aWord[(hash >> 18) & p->mask] |= dsBloomWordBits(hash);
 }
 
+/* Fetch the word dsBloomMayHave() will test for hash into the cache. */
+DS_PREFETCHER void dsBloomPrefetch(const DsBloom *p, u64 hash){
+  __builtin_prefetch(&p->aWord[(hash >> 18) & p->mask]);
+}
+
 static inline int dsBloomMayHave(const DsBloom *p, u64 hash){
   u64 bits = dsBloomWordBits(hash);
   return (p->aWord[(hash >> 18) & p->mask] & bits)==bits;

@@ -400,6 +400,16 @@ static int dsProbeSpilled(DsHashJoin *p, DsPart *pPart, DsRow *pRow,
   return rc;
 }
 
+/* Fetch the filter word dsProbeSpilled() will test for probe row pRow if
+** its partition is on disk.  The filters of a few dozen spilled
+** partitions outgrow the cache, and without this each probe row read
+** while they are kept waits for one miss after another's. */
+DS_PREFETCHER void dsHashPrefetchSpilled(const DsHashJoin *p,
+                                        const DsRow *pRow){
+  const DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+  if( pPart->pBuildFile ) dsBloomPrefetch(&pPart->bloom, pRow->hash);
+}
+
 /* Place probe row pRow (repartition): in memory, a file, or nowhere;
 ** *pbAlone says it is to be produced alone, now. */
 static int dsPlaceProbe(DsHashJoin *p, DsRow *pRow, int *pbAlone){
@@ -769,6 +779,9 @@ static int dsHashNextProbe(DsHashJoin *p, DsRow **ppAlone){
     }
     if( p->nSpilledParts && !p->bPartProbe && !p->bBnl ){
       DsPart *pPart = &p->aPart[dsPartOf(pRow->hash, p->iLevel)];
+      if( p->iBatch + DS_PREFETCH_AHEAD < p->nBatch ){
+        dsHashPrefetchSpilled(p, p->aBatch[p->iBatch + DS_PREFETCH_AHEAD]);
+      }
       if( pPart->pBuildFile ){
         int bAlone;
         rc = dsProbeSpilled(p, pPart, pRow, &bAlone);
@@ -1109,6 +1122,9 @@ static int dsHashReadProbe(DsHashJoin *p, DsRow **ppAlone){
                            dsHashProbeFilter(p));
       if( rc!=SQLITE_OK ) return rc;
       if( p->nBatch==0 ) break;
+    }
+    if( p->nSpilledParts && p->iBatch + DS_PREFETCH_AHEAD < p->nBatch ){
+      dsHashPrefetchSpilled(p, p->aBatch[p->iBatch + DS_PREFETCH_AHEAD]);
     }
     pRow = p->aBatch[p->iBatch++];
     if( pRow->flags & DS_ROW_NULLKEY ){
