@@ -657,6 +657,7 @@ static int dsKsJob(void *pArg){
 ** Only while no batch is being counted.
 */
 static void dsKsSync(DsKeyStats *p){
+  assert( p->pPosted==0 );
   p->pConn->nMemUsed += p->conn.nMemUsed - p->nConnBase;
   if( p->conn.nNoMemBytes ) p->pConn->nNoMemBytes = p->conn.nNoMemBytes;
   p->conn = *p->pConn;
