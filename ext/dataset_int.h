@@ -269,6 +269,7 @@ void *dsMallocToFill(DsMem *pMem, i64 n);
 void dsMakePages(void *p, i64 n);
 void *dsRealloc(DsMem *pMem, void *p, i64 n);
 void dsFree(DsMem *pMem, void *p);
+void dsMemReserve(DsMem *pMem, i64 n);
 int dsMemOverBudget(const DsMem *pMem);
 
 /* Chunks of arenas cut from slabs on huge pages (memory.c). */
@@ -298,6 +299,7 @@ struct DsArena {
 void dsArenaInit(DsArena *p, DsMem *pMem);
 void dsArenaInitPool(DsArena *p, DsMem *pMem);
 void *dsArenaGrow(DsArena *p, i64 n);
+int dsArenaReserve(DsArena *p, i64 n);
 i64 dsArenaWouldAlloc(const DsArena *p, i64 n);
 int dsArenaWouldExceed(const DsArena *p, i64 n, i64 nReserve);
 void dsArenaUndo(DsArena *p, void *pLast);

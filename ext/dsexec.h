@@ -94,8 +94,9 @@ typedef int (*DsStageFill)(void *pArg, DsArena *pArena, DsRow **aRow,
                            int nMax, i64 nMaxByte, int *pnRow);
 int dsStageAheadOpen(DsConn *pConn, const DsRowStage *pStage,
                      DsStageFill xFill, void *pFillArg, int bWorkerFills,
-                     int (*xCheck)(void *), void *pCheckArg,
+                     i64 nSlotByte, int (*xCheck)(void *), void *pCheckArg,
                      DsStageAhead **ppAhead);
+i64 dsStageAheadBytes(const DsConn *pConn, i64 nSlotByte, i64 nWidest);
 int dsStageAheadNext(DsStageAhead *a, DsStaged **paOut, int *pnOut,
                      int *pnRow);
 int dsStageAheadHasWorker(const DsStageAhead *a);
@@ -320,6 +321,10 @@ int dsSpillWriteDetached(DsSpill *p, const DsRow *pRow);
 int dsSpillFlushDetached(DsSpill *p);
 int dsSpillAttach(DsSpill *p, int rc);
 void dsSpillForget(DsSpill *p);
+/* Read from a worker thread in the caller's place: the same. */
+void dsSpillKeepBuffer(DsSpill *p);
+void dsSpillDetachRead(DsSpill *p);
+int dsSpillAttachRead(DsSpill *p);
 i64 dsSpillBufferBytes(const DsOp *pOp);
 #ifdef DS_TEST_HOOKS
 /* Test-only fault hooks (spill.c, tests/testfixture.c). */

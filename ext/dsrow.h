@@ -144,6 +144,55 @@ static inline DsRow *dsRowCopy(DsArena *pArena, const DsRow *pRow){
   return pCopy;
 }
 
+/*
+** Rows one thread writes for another to read, in memory it writes again
+** and again (a batch of a sort's merge, which a worker fills for the
+** caller: sort.c).  Written through the caches, a line the reader last
+** held must first be taken back from the reader's core, at every line,
+** and the writer waits: on a 2-core virtual machine that made the worker
+** that merges slower than the caller had been alone.  On x86-64 such
+** rows are written with non-temporal stores, which go around the caches
+** and take no line back; DS_STREAM_FENCE() orders them before the batch
+** is handed over.  Elsewhere they are plain copies.
+*/
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(DS_OMIT_STREAMING)
+# include <emmintrin.h>
+# define DS_STREAMING 1
+# define DS_STREAM_FENCE() _mm_sfence()
+#else
+# define DS_STREAM_FENCE()
+#endif
+
+/* Store the pointer v at *pp, around the caches where it can. */
+static inline void dsStreamPointer(const void **pp, const void *v){
+#ifdef DS_STREAMING
+  _mm_stream_si64((long long *)pp, (long long)(intptr_t)v);
+#else
+  *pp = v;
+#endif
+}
+
+/* dsRowCopy(), its words stored around the caches where it can.  The
+** arena allocates rows in whole 8-byte words, so the last word copied
+** lies within pRow's allocation and the copy's. */
+static inline DsRow *dsRowCopyStreaming(DsArena *pArena, const DsRow *pRow){
+#ifdef DS_STREAMING
+  i64 n = DS_ROW_STRIDE(pRow);
+  u8 *pTo = (u8 *)dsArenaAlloc(pArena, n);
+  i64 k;
+  if( pTo==0 ) return 0;
+  _mm_stream_si64((long long *)pTo, 0);                      /* pNext */
+  for(k=8; k<n; k+=8){
+    long long w;
+    memcpy(&w, (const u8 *)pRow + k, 8);
+    _mm_stream_si64((long long *)(pTo + k), w);
+  }
+  return (DsRow *)pTo;
+#else
+  return dsRowCopy(pArena, pRow);
+#endif
+}
+
 int dsRowFromValues(DsArena *pArena, sqlite3_value **apIn, int nCol,
                     int nKeyCol, DsValue *aVal, DsRowFilter *pFilter,
                     DsRow **ppRow);

@@ -162,6 +162,13 @@ void dsFree(DsMem *pMem, void *p){
   }
 }
 
+/* Charge (n>0) or give back (n<0) bytes that the operator holds outside
+** its own allocations: the batches a worker fills for it, which it must
+** not charge itself (sort.c). */
+void dsMemReserve(DsMem *pMem, i64 n){
+  dsMemCharge(pMem, n);
+}
+
 /* True when the connection's operators together hold more than the limit. */
 int dsMemOverBudget(const DsMem *pMem){
   const DsConn *pConn = pMem->pConn;
@@ -434,6 +441,22 @@ void *dsArenaGrow(DsArena *p, i64 n){
   if( dsChunkMayDouble(dsArenaConn(p), p->nNext) ) p->nNext *= 2;
   p->pFree += n;
   return p->pFree - n;
+}
+
+/*
+** Give arena p, empty, a chunk with room for an allocation of n bytes,
+** which every reset keeps: an arena that holds one row at a time, none
+** wider than n bytes, then never allocates again, so that a worker
+** thread may fill it (a sorted run's reader: sort.c).
+*/
+int dsArenaReserve(DsArena *p, i64 n){
+  i64 nChunk = ((n + 7) & ~(i64)7) + DS_CHUNK_HDR;
+  assert( p->pChunk==0 && nChunk<=0xffffffff );
+  if( nChunk > p->nNext ) p->nNext = (u32)nChunk;
+  if( dsArenaGrow(p, 8)==0 ) return SQLITE_NOMEM;
+  dsArenaReset(p);
+  assert( p->pChunk!=0 && p->pEnd - p->pFree >= ((n + 7) & ~(i64)7) );
+  return SQLITE_OK;
 }
 
 /* The bytes dsArenaAlloc(p, n) would take from the allocator: none if n

@@ -468,7 +468,7 @@ static int dsReaderStaged(DsSource *pSrc, const DsRowStage *pStage,
   *pnOut = 0;
   if( p->pAhead==0 ){
     p->pStage = pStage;
-    rc = dsStageAheadOpen(p->pConn, pStage, dsReaderFillAhead, p, 0,
+    rc = dsStageAheadOpen(p->pConn, pStage, dsReaderFillAhead, p, 0, 0,
                           dsReaderAheadCheck, p->pConn, &p->pAhead);
     if( rc!=SQLITE_OK ) return rc;
   }

@@ -383,6 +383,19 @@ static int dsSortJobFinish(DsSortJob *pJob, DsOp *pOp, DsSortEntry **paOut){
 ** read buffers for.  Without threads the same tasks run on the caller at
 ** the same points, and what they hold is given back at the same points:
 ** runs, spills and the peak of memory do not depend on threads.
+**
+** The final merge of runs lasts as long as the operator's output, on the
+** calling thread that also hands the output to SQLite.  With threads it
+** runs on a worker instead, a few batches ahead (DsStageAhead,
+** stageahead.c, where the worker fills): the worker reads the runs, keeps
+** the heap and copies each row it takes into a batch, and the caller
+** takes the rows from the batches.  The worker must neither allocate nor
+** charge: each run's reader gets at the start a chunk that holds the
+** run's widest row (dsArenaReserve), and each run keeps its read buffer
+** to the end (dsSpillKeepBuffer), with threads or not.  The batches are
+** charged to the budget when the final merge starts, with threads or not
+** (dsSorterAheadBytes), and the merge reads fewer runs at once to make
+** room for them: spills and peaks stay those of a serial run.
 */
 
 /* Entries ahead of the one being read whose row is fetched into the
@@ -413,6 +426,7 @@ struct DsHeapItem {
 /* A k-way merge of runs. */
 typedef struct DsMerger DsMerger;
 struct DsMerger {
+  void *pBlock;           /* the allocation aRd and aHeap lie in */
   DsRunReader *aRd;
   int nRd;
   DsHeapItem *aHeap;      /* smallest row on top */
@@ -478,8 +492,19 @@ struct DsSorter {
   DsRunInfo *aRunInfo;    /* what the merge policy knows of each */
   int nRun;
   int nRunAlloc;
-  DsMerger merge;         /* merging the runs (on-disk case) */
+  u8 aPadBefore[64];      /* see below */
+  DsMerger merge;         /* merging the runs (on-disk case); with a line
+                          ** of room on each side, as it may run on a
+                          ** worker that writes it at every row, while the
+                          ** caller reads the fields around it */
+  u8 aPadAfter[64];
   DsRunTask aTask[2];     /* sorting g; sorting (and writing) h */
+  i64 nAheadBytes;        /* charged for the merge's batches (0: none) */
+  DsStageAhead *pAhead;   /* the final merge run on a worker, or NULL */
+  DsStaged *aOut;         /* its current batch */
+  int nOut;               /* rows in aOut */
+  int iOut;               /* the next of them to hand out */
+  int bAheadJoined;       /* its worker was stopped, the runs taken back */
 };
 
 /* Does heap entry a come after b? */
@@ -529,18 +554,39 @@ static int dsRunAdvance(DsSorter *p, DsMerger *m, DsHeapItem *pItem){
 static void dsMergerFree(DsSorter *p, DsMerger *m){
   int i;
   for(i=0; i<m->nRd; i++) dsArenaClear(&m->aRd[i].arena);
-  dsFree(&p->pOp->mem, m->aRd);
-  dsFree(&p->pOp->mem, m->aHeap);
+  dsFree(&p->pOp->mem, m->pBlock);
   memset(m, 0, sizeof(*m));
 }
 
-/* Start merging the n runs apRun[]: read the first row of each. */
-static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
+/*
+** Allocate m's arrays for n runs, in one block, each on lines of its own
+** with a line of room before and after: a worker that runs the merge
+** writes them all the time (sort.c's top), and a neighbour's bytes on
+** one of their lines, written by the caller, would make the line bounce
+** between the two cores at every write.
+*/
+#define DS_LINE ((i64)64)
+#define DS_LINES(n) (((i64)(n) + DS_LINE - 1) & ~(DS_LINE - 1))
+static int dsMergerAlloc(DsSorter *p, DsMerger *m, int n){
+  i64 nRd = DS_LINES(sizeof(DsRunReader) * (size_t)n);
+  i64 nHeap = DS_LINES(sizeof(DsHeapItem) * (size_t)n);
+  u8 *z;
+  /* A line to align to, a line before, the arrays, a line after. */
+  m->pBlock = dsMalloc(&p->pOp->mem, 3*DS_LINE + nRd + nHeap);
+  if( m->pBlock==0 ) return SQLITE_NOMEM;
+  z = (u8 *)(((uintptr_t)m->pBlock + 2*DS_LINE) & ~(uintptr_t)(DS_LINE - 1));
+  m->aRd = (DsRunReader *)z;
+  m->aHeap = (DsHeapItem *)(z + nRd);
+  return SQLITE_OK;
+}
+
+/* Start merging the n runs apRun[], whose widest rows aInfo[] gives:
+** read the first row of each, into an arena that holds its widest. */
+static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun,
+                        const DsRunInfo *aInfo, int n){
   int i, rc;
   memset(m, 0, sizeof(*m));
-  m->aRd = dsMalloc(&p->pOp->mem, (i64)sizeof(DsRunReader) * n);
-  m->aHeap = dsMalloc(&p->pOp->mem, (i64)sizeof(DsHeapItem) * n);
-  if( m->aRd==0 || m->aHeap==0 ) return SQLITE_NOMEM;
+  if( dsMergerAlloc(p, m, n)!=SQLITE_OK ) return SQLITE_NOMEM;
   memset(m->aRd, 0, sizeof(DsRunReader) * (size_t)n);
   m->nRd = n;
   for(i=0; i<n; i++){
@@ -548,7 +594,8 @@ static int dsMergerInit(DsSorter *p, DsMerger *m, DsSpill **apRun, int n){
     m->aRd[i].pRun = apRun[i];
     dsArenaInit(&m->aRd[i].arena, &p->pOp->mem);
     pItem->iRd = i;
-    rc = dsSpillRewind(apRun[i]);
+    rc = dsArenaReserve(&m->aRd[i].arena, aInfo[i].nWidest);
+    if( rc==SQLITE_OK ) rc = dsSpillRewind(apRun[i]);
     if( rc==SQLITE_OK ) rc = dsRunAdvance(p, m, pItem);
     if( rc!=SQLITE_OK ) return rc;
     if( m->aRd[i].pRow ) m->nHeap++;
@@ -623,11 +670,12 @@ static i64 dsSorterRoom(const DsSorter *p, i64 nWidest){
 ** yet count as wide as the widest row so far: the merge policy waits for
 ** that many.  For narrow rows that is what three eighths of the budget
 ** have read buffers for; 0 or 1 when rows are wide, though a merge pass
-** still reads two (dsMergeFanIn()).
+** still reads two (dsMergeFanIn()).  nReserve bytes of the half are
+** taken already: the final merge's batches (dsSorterAheadBytes()).
 */
-static int dsRunsThatFit(const DsSorter *p, int iEnd){
+static int dsRunsThatFit(const DsSorter *p, int iEnd, i64 nReserve){
   i64 nHalf = p->pOp->pConn->nMemLimit / 2;
-  i64 nUsed = 0, nWidest = 0;
+  i64 nUsed = nReserve, nWidest = 0;
   int n = 0;
   while( n<128 ){
     i64 nRow = n<iEnd ? p->aRunInfo[iEnd-1-n].nWidest : p->nWidest;
@@ -642,7 +690,7 @@ static int dsRunsThatFit(const DsSorter *p, int iEnd){
 
 /* Runs a merge pass reads: those that fit, but two at least. */
 static int dsMergeFanIn(const DsSorter *p, int iEnd){
-  int nFan = dsRunsThatFit(p, iEnd);
+  int nFan = dsRunsThatFit(p, iEnd, 0);
   return nFan < 2 ? 2 : nFan;
 }
 
@@ -655,8 +703,9 @@ static int dsMergeFanIn(const DsSorter *p, int iEnd){
 ** runs of 200 KB rows under 1 MiB, a reader for each, left a merge join
 ** no room to cross one key's rows).
 */
+static i64 dsSorterAheadBytes(const DsSorter *p);
 static int dsFinalFanIn(const DsSorter *p){
-  int nFan = dsRunsThatFit(p, p->nRun);
+  int nFan = dsRunsThatFit(p, p->nRun, dsSorterAheadBytes(p));
   if( nFan<2 && p->nWidest <= DS_READER_CHUNK ) nFan = 2;
   return nFan < 1 ? 1 : nFan;
 }
@@ -988,7 +1037,7 @@ static int dsSorterMergePass(DsSorter *p, int iFirst, int n){
   int i, iLevel = 0;
   i64 nWidest = 0;
   dsOpStep(p->pOp, "merge runs");
-  rc = dsMergerInit(p, &m, &p->apRun[iFirst], n);
+  rc = dsMergerInit(p, &m, &p->apRun[iFirst], &p->aRunInfo[iFirst], n);
   if( rc==SQLITE_OK ) rc = dsSpillOpen(p->pOp, &pOut);
   while( rc==SQLITE_OK ){
     DsRow *pRow = 0;
@@ -1222,6 +1271,158 @@ static int dsSorterMergeDown(DsSorter *p, int rc){
   return rc;
 }
 
+/*************************************************************************
+** The final merge run ahead on a worker (see the top of the sorter).
+*/
+
+/* Bytes of rows in one batch of the merge run ahead: 1/512 of the
+** budget, so that the batches take some 1/32 of it. */
+static i64 dsSorterSlotBytes(const DsSorter *p){
+  return p->pOp->pConn->nMemLimit / 512;
+}
+
+/*
+** What the final merge's batches are charged, with threads or not: the
+** most they can hold (dsStageAheadBytes()) where that is at most 1/16 of
+** the budget; else 0, and the merge never runs ahead: under a budget of
+** a few MiB, whose batches would hold a few rows each, or for rows so
+** wide that a batch holds one.  The budget and the rows decide, never
+** threads, so that spills and peaks do not depend on threads.
+*/
+static i64 dsSorterAheadBytes(const DsSorter *p){
+  i64 nSlot = dsSorterSlotBytes(p);
+  i64 n;
+  if( nSlot<4096 || p->nWidest>nSlot ) return 0;
+  n = dsStageAheadBytes(p->pOp->pConn, nSlot, p->nWidest);
+  return n <= p->pOp->pConn->nMemLimit/16 ? n : 0;
+}
+
+/* The stage of the merge's batches: none, every row is handed out.  On
+** the worker, after the batch was filled: its entries, as its rows, go
+** around the caches, and then the fence (dsRowCopyStreaming()). */
+static int dsSorterPassBatch(const DsRowStage *pStage, DsRow **aRow,
+                             int nRow, DsStaged *aOut){
+  int i;
+  (void)pStage;
+  for(i=0; i<nRow; i++){
+    dsStreamPointer((const void **)&aOut[i].pRow, aRow[i]);
+    dsStreamPointer((const void **)&aOut[i].pFrom, 0);
+    dsStreamPointer((const void **)&aOut[i].pTo, 0);
+  }
+  DS_STREAM_FENCE();
+  return nRow;
+}
+static const DsRowStage dsSorterPass = { dsSorterPassBatch, 0, 0 };
+
+/*
+** DsStageFill of the merge run ahead, on the worker: the next rows of the
+** merge copied into pArena (around the caches: the caller reads them on
+** another core, and the ring's slots are written again and again), as
+** long as they take no more than nMaxByte (one row at least).  A row
+** that would pass it is left on top of the heap, not taken, for the next
+** batch.
+*/
+static int dsSorterFillAhead(void *pArg, DsArena *pArena, DsRow **aRow,
+                             int nMax, i64 nMaxByte, int *pnRow){
+  DsSorter *p = (DsSorter *)pArg;
+  i64 nByte = 0;
+  int n = 0;
+  int rc = SQLITE_OK;
+  while( n<nMax ){
+    DsRow *pRow = 0;
+    i64 nRow;
+    rc = dsMergerNext(p, &p->merge, &pRow);
+    if( rc!=SQLITE_ROW ) break;
+    rc = SQLITE_OK;
+    nRow = DS_ROW_STRIDE(pRow);
+    if( n>0 && nByte + nRow > nMaxByte ){
+      p->merge.bTaken = 0;
+      break;
+    }
+    aRow[n] = dsRowCopyStreaming(pArena, pRow);
+    if( aRow[n]==0 ){
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    nByte += nRow;
+    n++;
+  }
+  *pnRow = n;
+  return rc;
+}
+
+/* The interrupt check of the caller's waits for the merge's worker. */
+static int dsSorterAheadCheck(void *pArg){
+  return dsOpCheckInterrupt((DsOp *)pArg);
+}
+
+/*
+** Run the final merge, its first rows read, on a worker, where threads
+** allow, one starts and its batches were charged for; else it runs on
+** the caller, at dsSorterNext().  SQLITE_OK or SQLITE_NOMEM.
+*/
+static int dsSorterAheadStart(DsSorter *p){
+  DsMerger *m = &p->merge;
+  int i, rc;
+  if( p->nAheadBytes==0 || !dsSorterThreads(p) ) return SQLITE_OK;
+  for(i=0; i<m->nRd; i++) dsSpillDetachRead(m->aRd[i].pRun);
+  rc = dsStageAheadOpen(p->pOp->pConn, &dsSorterPass, dsSorterFillAhead, p,
+                        1, dsSorterSlotBytes(p), dsSorterAheadCheck, p->pOp,
+                        &p->pAhead);
+  if( rc==SQLITE_OK && !dsStageAheadHasWorker(p->pAhead) ){
+    dsStageAheadFree(p->pAhead);
+    p->pAhead = 0;
+  }
+  if( p->pAhead==0 ){
+    /* Nothing was read detached: nothing can have failed. */
+    for(i=0; i<m->nRd; i++) dsSpillAttachRead(m->aRd[i].pRun);
+  }
+  return rc;
+}
+
+/* Stop the merge's worker, if it was not stopped yet, and take the runs
+** back: the first failure of its reads, as the caller's own would have
+** reported it, or SQLITE_OK. */
+static int dsSorterAheadJoin(DsSorter *p){
+  DsMerger *m = &p->merge;
+  int i, rc = SQLITE_OK;
+  if( p->pAhead==0 || p->bAheadJoined ) return SQLITE_OK;
+  dsStageAheadStop(p->pAhead);
+  p->bAheadJoined = 1;
+  for(i=0; i<m->nRd; i++){
+    int rc2 = dsSpillAttachRead(m->aRd[i].pRun);
+    if( rc==SQLITE_OK ) rc = rc2;
+  }
+  return rc;
+}
+
+/* The next row of the merge run ahead: SQLITE_ROW, SQLITE_DONE or an
+** error.  Each row ticks the interrupt check, as its read would have. */
+static int dsSorterNextAhead(DsSorter *p, DsRow **ppRow){
+  int rc;
+  if( p->iOut>=p->nOut ){
+    int nRow = 0;
+    rc = dsStageAheadNext(p->pAhead, &p->aOut, &p->nOut, &nRow);
+    p->iOut = 0;
+    if( rc!=SQLITE_OK ){
+      p->nOut = 0;
+      if( rc!=SQLITE_DONE ){
+        int rcRead = dsSorterAheadJoin(p);
+        if( rcRead!=SQLITE_OK ) rc = rcRead;
+      }
+      return rc;
+    }
+  }
+  rc = dsOpTick(p->pOp);
+  if( rc!=SQLITE_OK ) return rc;
+  /* The worker wrote the rows on another core: fetch ahead. */
+  if( p->iOut + DS_SORT_AHEAD < p->nOut ){
+    dsRowPrefetch(p->aOut[p->iOut + DS_SORT_AHEAD].pRow);
+  }
+  *ppRow = p->aOut[p->iOut++].pRow;
+  return SQLITE_ROW;
+}
+
 /*
 ** The input is over and its rows will not stay in memory: every row
 ** still in memory goes to a run (those gathered here while a worker
@@ -1229,7 +1430,7 @@ static int dsSorterMergeDown(DsSorter *p, int rc){
 ** the final merge reads at once.
 */
 static int dsSorterEndRuns(DsSorter *p){
-  int rc, rc2;
+  int i, rc, rc2;
   if( p->eHeld==DS_HELD_WAITING ){
     rc = dsSorterSpillBoth(p);
   }else{
@@ -1240,7 +1441,12 @@ static int dsSorterEndRuns(DsSorter *p){
   dsRunBufClear(p, &p->g);
   dsRunBufClear(p, &p->h);
   rc = dsSorterMergeDown(p, rc);
-  if( rc==SQLITE_OK ) rc = dsMergerInit(p, &p->merge, p->apRun, p->nRun);
+  if( rc!=SQLITE_OK ) return rc;
+  p->nAheadBytes = dsSorterAheadBytes(p);
+  dsMemReserve(&p->pOp->mem, p->nAheadBytes);
+  for(i=0; i<p->nRun; i++) dsSpillKeepBuffer(p->apRun[i]);
+  rc = dsMergerInit(p, &p->merge, p->apRun, p->aRunInfo, p->nRun);
+  if( rc==SQLITE_OK ) rc = dsSorterAheadStart(p);
   return rc;
 }
 
@@ -1307,6 +1513,7 @@ static DsRow *dsSorterPeek(DsSorter *p, int i){
 /* The next row in order: SQLITE_ROW or SQLITE_DONE (or an error). */
 int dsSorterNext(DsSorter *p, DsRow **ppRow){
   DsRow *pG, *pH;
+  if( p->pAhead ) return dsSorterNextAhead(p, ppRow);
   if( p->nRun ) return dsMergerNext(p, &p->merge, ppRow);
   if( p->aTask[0].bActive || p->aTask[1].bActive ){
     int rc = dsRunTaskCollect(p, &p->aTask[0], &p->g, "radix sort (worker)");
@@ -1339,6 +1546,9 @@ void dsSorterClose(DsSorter *p){
     dsRunTaskAbandon(p, &p->aTask[0], &p->g);
     dsRunTaskAbandon(p, &p->aTask[1], &p->h);
     dsSpillClose(p->pHeldRun);
+    dsSorterAheadJoin(p);
+    dsStageAheadFree(p->pAhead);
+    dsMemReserve(&p->pOp->mem, -p->nAheadBytes);
     dsMergerFree(p, &p->merge);
     for(i=0; i<p->nRun; i++) dsSpillClose(p->apRun[i]);
     dsFree(&p->pOp->mem, p->apRun);

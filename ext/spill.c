@@ -153,6 +153,7 @@ struct DsSpill {
                           ** (DsStageAhead) by a worker */
   int errDetached;        /* the errno of a detached write or read that
                           ** failed; -1 for a read past the end */
+  int bKeepBuf;           /* reading keeps the buffer past the last row */
   DsStageAhead *pAhead;        /* the worker reading it, or NULL */
   i64 nAheadRead;         /* rows of the file it has read */
   i64 nDetachedBytes;     /* bytes a detached writer put in the file */
@@ -502,14 +503,44 @@ int dsSpillRead(DsSpill *p, DsArena *pArena, DsRow **ppRow){
   int rc;
   assert( p->pAhead==0 );
   if( p->base.nRow>=p->nRow ){
-    dsSpillDropBuffer(p);
+    if( !p->bKeepBuf ) dsSpillDropBuffer(p);
     return SQLITE_DONE;
   }
+  /* A worker reading detached never allocates (see dsSpillDetachRead). */
+  assert( p->aBuf!=0 || !p->bDetached );
   if( p->aBuf==0 && (rc = dsSpillBuffer(p))!=SQLITE_OK ) return rc;
   rc = dsSpillReadRow(p, pArena, ppRow);
   if( rc!=SQLITE_OK ) return rc;
   p->base.nRow++;
   return SQLITE_ROW;
+}
+
+/*
+** Read by a worker in the caller's place, row by row with dsSpillRead():
+** a sorted run that sort.c merges with the others on a worker.  The
+** caller reads the file's first row, which allocates its buffer, and
+** keeps the buffer to the file's close (dsSpillKeepBuffer), as the
+** worker can give nothing back; then detaches it.  The worker's reads
+** have no interrupt check and keep a failure in the file, which
+** dsSpillAttachRead() reports once the worker is stopped, as the caller's
+** own read would have.
+*/
+void dsSpillKeepBuffer(DsSpill *p){
+  p->bKeepBuf = 1;
+}
+
+void dsSpillDetachRead(DsSpill *p){
+  assert( p->bReading && p->bKeepBuf && !p->bDetached && p->pAhead==0 );
+  p->bDetached = 1;
+  p->errDetached = 0;
+}
+
+int dsSpillAttachRead(DsSpill *p){
+  int err = p->errDetached;
+  assert( p->bDetached && p->pAhead==0 );
+  p->bDetached = 0;
+  p->errDetached = 0;
+  return err ? dsSpillReadFailed(p, err) : SQLITE_OK;
 }
 
 /*************************************************************************
@@ -572,7 +603,7 @@ static int dsSpillAheadStart(DsSpill *p, const DsRowStage *pStage){
   /* Detached from before the worker's first read. */
   p->bDetached = 1;
   p->errDetached = 0;
-  rc = dsStageAheadOpen(p->pOp->pConn, pStage, dsSpillFillAhead, p, 1,
+  rc = dsStageAheadOpen(p->pOp->pConn, pStage, dsSpillFillAhead, p, 1, 0,
                    dsSpillAheadCheck, p->pOp, &p->pAhead);
   if( rc!=SQLITE_OK || !dsStageAheadHasWorker(p->pAhead) ) p->bDetached = 0;
   return rc;

@@ -13,11 +13,13 @@
 ** in the ring's order, so the caller is handed the batches in the order
 ** they were read.  Who fills a slot depends on what is read:
 **
-**   - A source any thread may read (a spill file: spill.c) is read by the
-**     worker itself, which fills and stages each slot.  Once every slot is
-**     staged it sleeps until the caller has taken half of them: a wake-up
-**     costs the caller a system call, which for every batch would be a
-**     tenth of the work it hands over.
+**   - A source any thread may read (a spill file: spill.c; a sort's merge
+**     of its runs: sort.c) is read by the worker itself, which fills and
+**     stages each slot.  Once every slot is staged it sleeps until the
+**     caller has taken half of them: a wake-up costs the caller a system
+**     call, which for every batch would be a tenth of the work it hands
+**     over.  Likewise a caller that finds the oldest slot not staged yet
+**     sleeps until half of them are (or the last one).
 **   - A source only the caller may read (SQLite stepping a view or a
 **     query: reader.c) is read by the caller, which fills a slot, passes
 **     it to the worker, and reads on while the worker stages it.  Asked
@@ -35,7 +37,9 @@
 ** Memory.  A slot's rows are charged to nothing: with nMaxByte at 1/128
 ** of memory_limit, the 8 slots' take at most 1/16 of it, out of the quarter
 ** of the budget an operator leaves free (as a range reader's batches,
-** rangeread.c), and 32 bytes more for each row a slot can hold.
+** rangeread.c), and 32 bytes more for each row a slot can hold.  An owner
+** that leaves no such room chooses the slots' size and charges the most
+** they can hold itself (dsStageAheadBytes: a sort's merge).
 **
 ** Stopping.  The caller waiting for a slot checks for an interrupt (the
 ** owner's xCheck) every DS_STAGE_WAIT_MS; the worker looks for the stop
@@ -106,6 +110,7 @@ struct DsStageAhead {
   pthread_cond_t cWork;   /* a slot was freed or filled, or bStop set */
   int bStop;              /* the worker is to stop */
   int nFree;              /* slots neither taken, filled nor staged */
+  int nFull;              /* slots staged, not yet given back */
   int bSleeping;          /* the worker waits for half the slots free */
   int iWork;              /* the worker's next slot */
   int iFill;              /* the caller's next slot to fill (caller fills) */
@@ -117,6 +122,41 @@ struct DsStageAhead {
   int rcEnd;              /* after the last slot: SQLITE_DONE or error */
   DsStageSlot aSlot[DS_STAGE_SLOTS];
 };
+
+/* Bytes of rows a slot's batch holds: nSlotByte, or by default 1/128 of
+** memory_limit (8 slots, 1/16 of it). */
+static i64 dsStageSlotBytes(const DsConn *pConn, i64 nSlotByte){
+  return nSlotByte>0 ? nSlotByte : pConn->nMemLimit / (16 * DS_STAGE_SLOTS);
+}
+
+/* Rows a slot can hold: as many of the narrowest as fit in nMaxByte, and
+** one more (a batch reads until it passes nMaxByte); at most DS_BATCH, or,
+** for slots of a size the owner chose (nSlotByte), as many as rows of 64
+** bytes fill: a sort's merge hands over batches of many narrow rows, and
+** fewer batches cost fewer wake-ups. */
+static i64 dsStageSlotRows(i64 nMaxByte, i64 nSlotByte){
+  i64 nSlotRow = nMaxByte / (i64)DS_ROW_SIZE(0) + 1;
+  i64 nCap = nSlotByte/64 > DS_BATCH ? nSlotByte/64 : DS_BATCH;
+  return nSlotRow>nCap ? nCap : nSlotRow;
+}
+
+/* A slot's entry of each row: the row's pointer and the stage's entry. */
+#define DS_STAGE_ENTRY (sizeof(DsRow *) + sizeof(DsStaged))
+
+/*
+** The most the slots of a worker that fills them can hold at once, for
+** an owner that charges it to its budget (sort.c): each slot's rows, at
+** most nSlotByte (as dsStageAheadOpen() takes it) and one row of up to
+** nWidest bytes, lie in arena chunks that at most double what they hold
+** (their size doubles as they fill), from a first chunk of a few KiB;
+** and its entries.
+*/
+i64 dsStageAheadBytes(const DsConn *pConn, i64 nSlotByte, i64 nWidest){
+  i64 nMaxByte = dsStageSlotBytes(pConn, nSlotByte);
+  i64 nSlot = DS_STAGE_SLOTS;
+  return nSlot * (2*(nMaxByte + nWidest) + 4096
+                  + dsStageSlotRows(nMaxByte, nSlotByte) * (i64)DS_STAGE_ENTRY);
+}
 
 /* Read the next batch into slot s; the source's code is kept in s->rc. */
 static void dsStageRead(DsStageAhead *a, DsStageSlot *s){
@@ -172,7 +212,14 @@ static void *dsStageThread(void *pArg){
     pthread_mutex_lock(&a->mutex);
     s->bFilled = 0;
     s->bFull = 1;
-    pthread_cond_signal(&a->cFull);
+    a->nFull++;
+    /* Where the worker reads, a caller waiting for it is woken when half
+    ** the slots are ready, or the last: a wake-up for every batch cost
+    ** each thread a system call a batch, and in a virtual machine the
+    ** sleeping one's core a trip through the hypervisor. */
+    if( !a->bWorkerFills || a->nFull>=a->nSlot/2 || s->rc!=SQLITE_OK ){
+      pthread_cond_signal(&a->cFull);
+    }
     pthread_mutex_unlock(&a->mutex);
     if( a->bWorkerFills && s->rc!=SQLITE_OK ) break;
     a->iWork = (a->iWork + 1) % a->nSlot;
@@ -206,25 +253,23 @@ static int dsStageStartThread(DsStageAhead *a){
 ** starts now and calls xFill too; else only the caller reads, and the
 ** worker starts with the second batch.
 ** xCheck(pCheckArg) is the interrupt check of the caller's waits.  The
-** batches hold at most 1/128 of memory_limit of rows, and DS_BATCH rows.
-** SQLITE_OK, with *ppAhead set, or SQLITE_NOMEM.
+** batches hold at most nSlotByte bytes of rows (0: 1/128 of memory_limit),
+** and as many rows as dsStageSlotRows() allows.  SQLITE_OK, with *ppAhead
+** set, or SQLITE_NOMEM.
 */
 int dsStageAheadOpen(DsConn *pConn, const DsRowStage *pStage,
                      DsStageFill xFill, void *pFillArg, int bWorkerFills,
-                     int (*xCheck)(void *), void *pCheckArg,
+                     i64 nSlotByte, int (*xCheck)(void *), void *pCheckArg,
                      DsStageAhead **ppAhead){
   DsStageAhead *a;
   /* The caller reading a slot while the worker stages another, and a
   ** slot held: a few are enough.  A worker reading runs further ahead. */
   int nSlot = bWorkerFills ? DS_STAGE_SLOTS : DS_STAGE_SLOTS/2;
-  i64 nMaxByte = pConn->nMemLimit / (16 * DS_STAGE_SLOTS);
-  /* Rows a slot can hold: as many of the narrowest as fit in nMaxByte,
-  ** and one more (a batch reads until it passes nMaxByte). */
-  i64 nSlotRow = nMaxByte / (i64)DS_ROW_SIZE(0) + 1;
-  size_t nEntry = sizeof(DsRow *) + sizeof(DsStaged);
+  i64 nMaxByte = dsStageSlotBytes(pConn, nSlotByte);
+  i64 nSlotRow = dsStageSlotRows(nMaxByte, nSlotByte);
+  size_t nEntry = DS_STAGE_ENTRY;
   int i;
   *ppAhead = 0;
-  if( nSlotRow>DS_BATCH ) nSlotRow = DS_BATCH;
   a = sqlite3_malloc64(sizeof(*a) + nSlot*(size_t)nSlotRow*nEntry);
   if( a==0 ) return SQLITE_NOMEM;
   memset(a, 0, sizeof(*a));
@@ -325,6 +370,7 @@ static void dsStageRelease(DsStageAhead *a){
     DsStageSlot *s = &a->aSlot[(a->iTake + a->nSlot - 1) % a->nSlot];
     pthread_mutex_lock(&a->mutex);
     s->bFull = 0;
+    a->nFull--;
     a->nFree++;
     if( a->bSleeping && a->nFree>=a->nSlot/2 ){
       pthread_cond_signal(&a->cWork);

@@ -29,6 +29,7 @@
 ** (its keys counted on its helper thread: threads 2, parallel_min_rows 0),
 ** ds_min_by / ds_max_by (against correlated subqueries), and a sort-merge
 ** join of 40,000 generated rows with threads = 2 (the sorter's worker),
+** one of 200,000 under 4 MB, whose sorted runs are merged on a worker,
 ** and a broadcast join probing those rows on a worker (stageahead.c).
 **
 ** Then tables read in parallel (rangeread.c: worker threads, each on a
@@ -333,7 +334,7 @@ static void makeJoinTables(sqlite3 *db){
 }
 
 /* The operator's SQL and SQLite's for check i (of N_CHECK). */
-#define N_CHECK (24 + 8)
+#define N_CHECK (24 + 9)
 #define N_CHECK_WORKER (24 + 5)
 static void checkSql(int i, char **pzOp, char **pzOracle){
   if( i<24 ){
@@ -420,6 +421,19 @@ static void checkSql(int i, char **pzOp, char **pzOracle){
           "GROUP BY 1) SELECT sum(g.n), total(g.n * length(r.w)) "
           "FROM g JOIN r ON +g.k = +r.k");
       return;
+    case 7:     /* a sort-merge join whose left side spills runs, merged
+                ** on a worker (readerRound: 4 MB, threads 2) */
+      *pzOp = sqlite3_mprintf(
+          "SELECT count(*), total(length(json_extract(right, '$.w'))) "
+          "FROM ds_join_hint('WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL "
+          "SELECT i+1 FROM c WHERE i<199999) SELECT i %% 6000 AS k FROM c', "
+          "'r', 'k', 'k', 'REPARTITION_SORT_MERGE')");
+      *pzOracle = sqlite3_mprintf(
+          "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i+1 FROM c "
+          "WHERE i<199999), g(k, n) AS (SELECT i %% 6000, count(*) FROM c "
+          "GROUP BY 1) SELECT sum(g.n), total(g.n * length(r.w)) "
+          "FROM g JOIN r ON +g.k = +r.k");
+      return;
     default:    /* the same join as a table-valued function, hashed */
       *pzOp = sqlite3_mprintf(
           "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
@@ -446,6 +460,12 @@ static int readerRound(sqlite3 *db, int iThread, int iRound, int iCheck){
   if( iCheck==N_CHECK_WORKER || iCheck==N_CHECK_WORKER + 1 ){
     /* In memory, and on a worker: what this check is for. */
     zLimit = azLimit[0];
+    nThread = 2;
+  }
+  if( iCheck==24 + 7 ){
+    /* Sorted runs merged on a worker: past 2 MB a sort spills, from 4 MB
+    ** its final merge runs ahead (sort.c). */
+    zLimit = "4MB";
     nThread = 2;
   }
   if( iCheck==24 + 3 ){
