@@ -163,12 +163,13 @@ static inline DsRow *dsRowCopy(DsArena *pArena, const DsRow *pRow){
 # define DS_STREAM_FENCE()
 #endif
 
-/* Store the pointer v at *pp, around the caches where it can. */
-static inline void dsStreamPointer(const void **pp, const void *v){
+/* Store the pointer v in the pointer at pp, around the caches where it
+** can (memcpy: pp may be the address of any type of pointer). */
+static inline void dsStreamPointer(void *pp, const void *v){
 #ifdef DS_STREAMING
   _mm_stream_si64((long long *)pp, (long long)(intptr_t)v);
 #else
-  *pp = v;
+  memcpy(pp, &v, sizeof(v));
 #endif
 }
 

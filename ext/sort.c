@@ -1305,9 +1305,9 @@ static int dsSorterPassBatch(const DsRowStage *pStage, DsRow **aRow,
   int i;
   (void)pStage;
   for(i=0; i<nRow; i++){
-    dsStreamPointer((const void **)&aOut[i].pRow, aRow[i]);
-    dsStreamPointer((const void **)&aOut[i].pFrom, 0);
-    dsStreamPointer((const void **)&aOut[i].pTo, 0);
+    dsStreamPointer(&aOut[i].pRow, aRow[i]);
+    dsStreamPointer(&aOut[i].pFrom, 0);
+    dsStreamPointer(&aOut[i].pTo, 0);
   }
   DS_STREAM_FENCE();
   return nRow;
