@@ -110,6 +110,9 @@ void dsReaderStageAhead(DsSource *pSrc);                   /* reader.c */
 int dsReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                  int nKey, const int *aiKey, int nPay, const int *aiPay,
                  DsSource **ppSrc, char **pzErr);          /* rangeread.c */
+int dsReaderCountsAhead(const DsSource *pSrc);             /* rangeread.c */
+int dsReaderCountAhead(DsSource *pSrc, i64 nCap);
+int dsReaderCountWait(DsSource *pSrc, i64 *pnRow, int *pbAtLeast);
 int dsSerialReaderOpen(DsConn *pConn, const char *zFunc, const DsInput *pIn,
                        int nKey, const int *aiKey, int nPay,
                        const int *aiPay, DsSource **ppSrc, char **pzErr);

@@ -587,6 +587,11 @@ static const char *const azParCheck[] = {
   "(SELECT count(k) FROM pl), (SELECT count(k) FROM pr)",
   "SELECT count(*) FROM ds_cross('pr', 'SELECT 1 AS x UNION ALL SELECT 2')",
   "SELECT count(*) * 2 FROM pr",
+  /* OPTIMIZER_CHOOSES: both tables counted ahead, each on its reader's
+  ** thread and connection (rangeread.c). */
+  "SELECT json_extract(left, '$.v'), json_extract(right, '$.w') "
+  "FROM ds_join_hint('pl', 'pr', 'k', 'k', NULL, 'LEFT_OUTER')",
+  "SELECT pl.v, pr.w FROM pl LEFT JOIN pr ON pl.k = pr.k",
 };
 
 static void *parReaderMain(void *pArg){

@@ -69,6 +69,11 @@
 **       with every helper wanted started, and with fewer.  MAX N lets at
 **       most N helpers of a split start from now on (a start past it
 **       fails as if pthread_create() had); -1 lifts the limit.
+**   ds_count_ahead ?NOTHREAD?
+**       The tables of OPTIMIZER_CHOOSES counted ahead, each on a thread of
+**       its reader (ext/rangeread.c, "Counting ahead"), since the process
+**       started.  NOTHREAD 1 makes every such thread fail to start from
+**       now on (as if pthread_create() failed), 0 lets them start again.
 **   ds_stage_ahead ?NOTHREAD?
 **       {worker caller}: sources read through a stage run ahead on a
 **       worker (ext/stageahead.c: a hash join's task probing its probe file, a
@@ -98,6 +103,7 @@ void dsSpillTestFiles(int *pnNew, int *pnOpen);
 void dsStageAheadTest(int bNoThread, int *pnWorker, int *pnCaller);
 /* From ext/rangeread.c, likewise. */
 int dsRangeTestFault(int nCountdown, int bPersist);
+void dsRangeCountTest(int bNoThread, int *pnCounted);
 /* From ext/threads.c, likewise. */
 void dsSplitTest(int nAllow, int *pnFull, int *pnShort);
 
@@ -360,18 +366,36 @@ static int dsSplitHelpersCmd(void *pUnused, Tcl_Interp *interp, int objc,
   return TCL_OK;
 }
 
-static int dsStageAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
-                           Tcl_Obj *const *objv){
-  int nWorker, nCaller, bNoThread = -1;
-  Tcl_Obj *pRes;
-  (void)pUnused;
+/* The optional NOTHREAD argument of the commands below: -1 if absent. */
+static int dsNoThreadArg(Tcl_Interp *interp, int objc, Tcl_Obj *const *objv,
+                         int *pbNoThread){
+  *pbNoThread = -1;
   if( objc>2 ){
     Tcl_WrongNumArgs(interp, 1, objv, "?NOTHREAD?");
     return TCL_ERROR;
   }
-  if( objc==2 && Tcl_GetBooleanFromObj(interp, objv[1], &bNoThread) ){
+  if( objc==2 && Tcl_GetBooleanFromObj(interp, objv[1], pbNoThread) ){
     return TCL_ERROR;
   }
+  return TCL_OK;
+}
+
+static int dsCountAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                           Tcl_Obj *const *objv){
+  int nCounted, bNoThread;
+  (void)pUnused;
+  if( dsNoThreadArg(interp, objc, objv, &bNoThread) ) return TCL_ERROR;
+  dsRangeCountTest(bNoThread, &nCounted);
+  Tcl_SetObjResult(interp, Tcl_NewIntObj(nCounted));
+  return TCL_OK;
+}
+
+static int dsStageAheadCmd(void *pUnused, Tcl_Interp *interp, int objc,
+                           Tcl_Obj *const *objv){
+  int nWorker, nCaller, bNoThread;
+  Tcl_Obj *pRes;
+  (void)pUnused;
+  if( dsNoThreadArg(interp, objc, objv, &bNoThread) ) return TCL_ERROR;
   dsStageAheadTest(bNoThread, &nWorker, &nCaller);
   pRes = Tcl_NewListObj(0, 0);
   Tcl_ListObjAppendElement(interp, pRes, Tcl_NewIntObj(nWorker));
@@ -436,6 +460,7 @@ static int dsAppInit(Tcl_Interp *interp){
     { "ds_spill_fault",  dsSpillFaultCmd },
     { "ds_spill_calls",  dsSpillCallsCmd },
     { "ds_spill_files",  dsSpillFilesCmd },
+    { "ds_count_ahead",        dsCountAheadCmd },
     { "ds_stage_ahead",        dsStageAheadCmd },
     { "ds_split_helpers",      dsSplitHelpersCmd },
     { "ds_thread_fault", dsThreadFaultCmd },
