@@ -754,7 +754,10 @@ static int dsSideRowsAhead(DsConn *pConn, DsSides *p, int s, i64 nCap){
 ** (each side's row measured on a sample).  On uni 1M x 10M the plan took
 ** 0.28 to 0.36 s counting all 11 million rows, about a sixth of the join
 ** with threads 2.  Sets *psFirst and, for the other side, *pnCap (0: count
-** it whole).  SQLITE_OK or SQLITE_NOMEM.
+** it whole), and abAhead[] for a count still running ahead
+** (dsCountAhead), which the caller must wait for (dsSideRowsAhead) on
+** every path.  SQLITE_OK, SQLITE_NOMEM, or the interrupt that stopped a
+** wait for a count.
 */
 static int dsCountTablesFirst(DsConn *pConn, DsSides *p, int *psFirst,
                               i64 *pnCap, int *abAhead){

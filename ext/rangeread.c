@@ -1596,5 +1596,6 @@ int dsReaderCountWait(DsSource *pSrc, i64 *pnRow, int *pbAtLeast){
     return dsRangeCountWait((DsRangeRead *)pSrc, pnRow, pbAtLeast);
   }
 #endif
+  (void)pSrc;
   return SQLITE_OK;
 }
