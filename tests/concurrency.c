@@ -35,8 +35,9 @@
 ** Then tables read in parallel (rangeread.c: worker threads, each on a
 ** read connection of its own): N_PAR_READER threads, each with its own
 ** connection to a second database file in rollback-journal mode, run
-** joins, a coGroup and a cross product with threads 3 and
-** parallel_min_rows 0, against SQLite's own SQL, and check that the
+** joins (one of them OPTIMIZER_CHOOSES, whose tables are counted ahead on
+** their readers' threads), a coGroup and a cross product with threads 3
+** and parallel_min_rows 0, against SQLite's own SQL, and check that the
 ** inputs really were read in rowid ranges.
 **
 ** Keys are untyped values: integers, integral reals (1.0 equals 1),
